@@ -1,0 +1,97 @@
+use super::*;
+
+const MINIMAL: &str = r#"
+[venue]
+id = "wankhede"
+gateway_id = "gw-north"
+[output]
+store = "file:///tmp/outbox"
+spool_dir = "/tmp/spool"
+"#;
+
+#[test]
+fn every_file_in_config_dir_loads_and_validates() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) == Some("toml") {
+            load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "expected demo.toml and example-venue.toml");
+}
+
+#[test]
+fn minimal_config_gets_spec_defaults() {
+    let c = parse(MINIMAL, "test").unwrap().validate().unwrap();
+    assert_eq!(c.window, 100);
+    assert_eq!(c.threshold, 3.5);
+    assert_eq!(c.min_baseline, 10);
+    assert_eq!(c.idle_timeout, 30 * 60 * 1_000_000);
+    assert_eq!(c.max_keys, 10_000);
+    assert_eq!(c.window_size, 60_000_000);
+    assert_eq!(c.watermark_delay, 30_000_000);
+    assert_eq!(c.fatigue_baseline, 3);
+    assert_eq!(c.fatigue_k, 1.5);
+    assert_eq!(c.max_event_bytes, 4096);
+    assert_eq!(c.max_future, 300_000_000);
+    assert_eq!(c.flush_interval, 60_000_000);
+    assert_eq!(c.progress_interval, 10_000_000);
+    assert!(c.raw && !c.snappy);
+    assert_eq!(c.metrics_listen.as_deref(), Some("127.0.0.1:9898"));
+}
+
+#[test]
+fn every_invalid_value_is_reported_with_its_key() {
+    let text = r#"
+[venue]
+id = "Wankhede Stadium"
+gateway_id = ""
+[detector]
+window = 1
+idle_timeout = "30 minutes"
+[windows]
+size = "1x"
+[output]
+store = "ftp://x"
+spool_dir = "/tmp/spool"
+compression = "lz4"
+"#;
+    let err = parse(text, "test").unwrap().validate().unwrap_err();
+    let msg = err.to_string();
+    for key in [
+        "venue.id",
+        "venue.gateway_id",
+        "detector.window",
+        "detector.idle_timeout",
+        "windows.size",
+        "output.store",
+        "output.compression",
+    ] {
+        assert!(msg.contains(key), "missing {key} in:\n{msg}");
+    }
+}
+
+#[test]
+fn unknown_keys_are_refused_with_their_name() {
+    let text = format!("{MINIMAL}\n[detector]\nwindw = 5\n");
+    let err = parse(&text, "test").unwrap_err().to_string();
+    assert!(err.contains("windw"), "{err}");
+}
+
+#[test]
+fn effective_config_prints_and_parses_back() {
+    let c = parse(MINIMAL, "test").unwrap().validate().unwrap();
+    let again = parse(&c.to_toml(), "printed").unwrap().validate().unwrap();
+    assert_eq!(again.window, c.window);
+    assert_eq!(again.store, c.store);
+}
+
+#[test]
+fn embedded_demo_runs_the_simulator_into_a_local_folder() {
+    let c = parse(DEMO, "demo").unwrap().validate().unwrap();
+    assert!(c.store.starts_with("file://"));
+    assert!(c.file.sources.simulator.is_some());
+}

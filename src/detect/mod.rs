@@ -1,0 +1,383 @@
+//! Rolling z-score detector (SPEC §2): one fixed-capacity window of readings
+//! per `(sensor, device_id, metric)` key, a hard cap on live keys with
+//! least-recently-appended eviction, idle expiry on event time, duplicates.
+//!
+//! Pure logic: time is the event time handed in, never the clock.
+//!
+//! Storage is two flat arenas (`values`, `times`) of `max_keys × window`
+//! slots, allocated up front but only paged in as keys appear, plus a slab of
+//! per-key headers linked into an LRU list. Memory is set by `max_keys` and
+//! `window`, never by how many distinct keys pass through.
+
+pub mod hash;
+pub mod stats;
+
+use crate::model::{Micros, SensorKind};
+use hash::FxHashMap;
+use stats::{Baseline, ShiftedSums};
+
+const NIL: u32 = u32::MAX;
+
+/// Detector parameters (`[detector]`).
+#[derive(Debug, Clone, Copy)]
+pub struct DetectorParams {
+    /// Readings kept per key.
+    pub window: usize,
+    /// |z| above which a reading alerts.
+    pub threshold: f64,
+    /// Readings needed before a key may alert.
+    pub min_baseline: usize,
+    /// Event-time silence after which a key is gone, µs.
+    pub idle_timeout: Micros,
+    /// Live key cap.
+    pub max_keys: usize,
+}
+
+/// What happened to one reading.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Observation {
+    /// The key already holds a reading at this event time; ignored.
+    Duplicate,
+    /// Appended, no alert.
+    Normal,
+    /// Appended, and it was an anomaly against this baseline.
+    Alert {
+        /// Signed z-score.
+        z_score: f64,
+        /// The baseline it was compared with.
+        baseline: Baseline,
+    },
+}
+
+/// Counters the detector keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DetectorCounters {
+    /// Readings ignored as duplicates.
+    pub duplicates: u64,
+    /// Live keys evicted to make room (`max_keys`).
+    pub evictions: u64,
+    /// Keys forgotten after `idle_timeout`.
+    pub expired: u64,
+    /// Exact recomputations of a key's sums.
+    pub recomputes: u64,
+}
+
+#[derive(Debug)]
+struct Slot {
+    key: Box<[u8]>,
+    head: u32,
+    len: u32,
+    sums: ShiftedSums,
+    last_t: Micros,
+    max_t: Micros,
+    prev: u32,
+    next: u32,
+}
+
+/// The detector's whole state.
+#[derive(Debug)]
+pub struct Detector {
+    p: DetectorParams,
+    map: FxHashMap<Box<[u8]>, u32>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    values: Vec<f64>,
+    times: Vec<Micros>,
+    lru_head: u32,
+    lru_tail: u32,
+    /// A lower bound of the smallest `last_t` of all live keys.
+    min_last_t: Micros,
+    now: Micros,
+    scratch: Vec<u8>,
+    counters: DetectorCounters,
+}
+
+impl Detector {
+    /// An empty detector.
+    pub fn new(p: DetectorParams) -> Detector {
+        let cells = p.max_keys * p.window;
+        Detector {
+            p,
+            map: FxHashMap::with_capacity_and_hasher(p.max_keys, Default::default()),
+            slots: Vec::new(),
+            free: Vec::new(),
+            // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
+            values: vec![0.0; cells],
+            times: vec![0; cells],
+            lru_head: NIL,
+            lru_tail: NIL,
+            min_last_t: Micros::MAX,
+            now: Micros::MIN,
+            scratch: Vec::with_capacity(160),
+            counters: DetectorCounters::default(),
+        }
+    }
+
+    /// Moves "now" forward to `t` if it is later (call once per accepted event).
+    pub fn advance(&mut self, t: Micros) {
+        self.now = self.now.max(t);
+    }
+
+    /// The largest accepted event time so far.
+    pub fn now(&self) -> Micros {
+        self.now
+    }
+
+    /// Live keys.
+    pub fn keys(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> DetectorCounters {
+        self.counters
+    }
+
+    /// Bytes of state for the live keys: their windows (16 bytes a reading
+    /// slot), headers and key bytes.
+    pub fn state_bytes(&self) -> usize {
+        let per_key = self.p.window * 16 + std::mem::size_of::<Slot>() + 8 + 16;
+        self.map.len() * per_key + self.map.keys().map(|k| k.len()).sum::<usize>()
+    }
+
+    fn idle(&self, last_t: Micros) -> bool {
+        last_t < self.now.saturating_sub(self.p.idle_timeout)
+    }
+
+    /// Processes one reading: duplicate check, z-score against the current
+    /// window, then append (SPEC §2 steps 1–4).
+    pub fn observe(
+        &mut self,
+        sensor: SensorKind,
+        device_id: &str,
+        metric: &str,
+        t: Micros,
+        x: f64,
+    ) -> Observation {
+        self.scratch.clear();
+        self.scratch.push(sensor as u8);
+        self.scratch.extend_from_slice(device_id.as_bytes());
+        self.scratch.push(0);
+        self.scratch.extend_from_slice(metric.as_bytes());
+        let id = match self.map.get(self.scratch.as_slice()) {
+            Some(&id) => {
+                if self.idle(self.slots[id as usize].last_t) {
+                    self.counters.expired += 1;
+                    self.clear_slot(id);
+                }
+                id
+            }
+            None => self.insert_key(),
+        };
+        let w = self.p.window;
+        let base = id as usize * w;
+        let slot = &self.slots[id as usize];
+        let (head, len) = (slot.head as usize, slot.len as usize);
+        if t <= slot.max_t && self.holds_time(base, head, len, t) {
+            self.counters.duplicates += 1;
+            return Observation::Duplicate;
+        }
+        let mut result = Observation::Normal;
+        if len >= self.p.min_baseline {
+            let baseline = match self.slots[id as usize].sums.baseline(len) {
+                Some(b) => b,
+                None => {
+                    self.counters.recomputes += 1;
+                    let vals = Ring { buf: &self.values[base..base + w], head, len };
+                    let slot = &mut self.slots[id as usize];
+                    slot.sums.recompute(vals.iter(), len);
+                    // Freshly recomputed sums are exact; trusted by construction.
+                    slot.sums.baseline(len).unwrap_or(Baseline { mean: slot.sums.k, std: 0.0, count: len })
+                }
+            };
+            if baseline.std > 0.0 {
+                let z = self.slots[id as usize].sums.z_score(x, len, baseline.std);
+                if z.abs() > self.p.threshold {
+                    result = Observation::Alert { z_score: z, baseline };
+                }
+            }
+        }
+        self.append(id, base, t, x);
+        result
+    }
+
+    fn holds_time(&self, base: usize, head: usize, len: usize, t: Micros) -> bool {
+        let w = self.p.window;
+        let ring = &self.times[base..base + w];
+        let first = (w - head).min(len);
+        ring[head..head + first].contains(&t) || ring[..len - first].contains(&t)
+    }
+
+    fn append(&mut self, id: u32, base: usize, t: Micros, x: f64) {
+        let w = self.p.window;
+        let slot = &mut self.slots[id as usize];
+        let (head, len) = (slot.head as usize, slot.len as usize);
+        if len == w {
+            let old = self.values[base + head];
+            slot.sums.remove(old);
+            self.values[base + head] = x;
+            self.times[base + head] = t;
+            slot.head = ((head + 1) % w) as u32;
+        } else {
+            let pos = (head + len) % w;
+            self.values[base + pos] = x;
+            self.times[base + pos] = t;
+            slot.len += 1;
+        }
+        if slot.len == 1 {
+            slot.sums = ShiftedSums { k: x, ..Default::default() };
+        }
+        slot.sums.add(x);
+        slot.last_t = t;
+        slot.max_t = slot.max_t.max(t);
+        self.min_last_t = self.min_last_t.min(t);
+        self.touch(id);
+    }
+
+    fn clear_slot(&mut self, id: u32) {
+        let s = &mut self.slots[id as usize];
+        s.head = 0;
+        s.len = 0;
+        s.sums = ShiftedSums::default();
+        s.max_t = Micros::MIN;
+    }
+
+    /// Finds room for the key in `scratch` and returns its fresh, empty slot.
+    fn insert_key(&mut self) -> u32 {
+        if self.map.len() >= self.p.max_keys {
+            self.make_room();
+        }
+        let key: Box<[u8]> = self.scratch.as_slice().into();
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize].key = key.clone();
+                id
+            }
+            None => {
+                self.slots.push(Slot {
+                    key: key.clone(),
+                    head: 0,
+                    len: 0,
+                    sums: ShiftedSums::default(),
+                    last_t: Micros::MIN,
+                    max_t: Micros::MIN,
+                    prev: NIL,
+                    next: NIL,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.clear_slot(id);
+        self.map.insert(key, id);
+        self.link_front(id);
+        id
+    }
+
+    /// Frees one slot: an idle key if there is one (not an eviction), else the
+    /// least recently appended key (an eviction).
+    fn make_room(&mut self) {
+        let tail = self.lru_tail;
+        if tail != NIL && self.idle(self.slots[tail as usize].last_t) {
+            self.counters.expired += 1;
+            self.remove_key(tail);
+            return;
+        }
+        if self.idle(self.min_last_t) && self.expire_idle() > 0 {
+            return;
+        }
+        self.counters.evictions += 1;
+        self.remove_key(tail);
+    }
+
+    /// Removes every idle key now; returns how many. Called when full, and
+    /// periodically so that `keys()` reports live keys only.
+    pub fn expire_idle(&mut self) -> usize {
+        let mut removed = 0;
+        let mut min = Micros::MAX;
+        let mut id = self.lru_head;
+        while id != NIL {
+            let next = self.slots[id as usize].next;
+            let last_t = self.slots[id as usize].last_t;
+            if self.idle(last_t) {
+                self.remove_key(id);
+                removed += 1;
+            } else {
+                min = min.min(last_t);
+            }
+            id = next;
+        }
+        self.counters.expired += removed as u64;
+        self.min_last_t = min;
+        removed
+    }
+
+    fn remove_key(&mut self, id: u32) {
+        self.unlink(id);
+        let key = std::mem::take(&mut self.slots[id as usize].key);
+        self.map.remove(&key);
+        self.free.push(id);
+    }
+
+    fn unlink(&mut self, id: u32) {
+        let (prev, next) = {
+            let s = &self.slots[id as usize];
+            (s.prev, s.next)
+        };
+        if prev != NIL {
+            self.slots[prev as usize].next = next;
+        } else {
+            self.lru_head = next;
+        }
+        if next != NIL {
+            self.slots[next as usize].prev = prev;
+        } else {
+            self.lru_tail = prev;
+        }
+        let s = &mut self.slots[id as usize];
+        s.prev = NIL;
+        s.next = NIL;
+    }
+
+    fn link_front(&mut self, id: u32) {
+        let old = self.lru_head;
+        {
+            let s = &mut self.slots[id as usize];
+            s.prev = NIL;
+            s.next = old;
+        }
+        if old != NIL {
+            self.slots[old as usize].prev = id;
+        } else {
+            self.lru_tail = id;
+        }
+        self.lru_head = id;
+    }
+
+    fn touch(&mut self, id: u32) {
+        if self.lru_head != id {
+            self.unlink(id);
+            self.link_front(id);
+        }
+    }
+}
+
+/// A ring buffer view: `len` values starting at `head`.
+struct Ring<'a> {
+    buf: &'a [f64],
+    head: usize,
+    len: usize,
+}
+
+impl<'a> Ring<'a> {
+    fn iter(&self) -> impl Iterator<Item = &'a f64> + Clone {
+        let w = self.buf.len();
+        let first = (w - self.head).min(self.len);
+        let buf: &'a [f64] = self.buf;
+        buf[self.head..self.head + first]
+            .iter()
+            .chain(buf[..self.len - first].iter())
+    }
+}
+
+#[cfg(test)]
+mod tests;
