@@ -1,0 +1,146 @@
+"""A small gateway outbox written with pyarrow, with known duplicates.
+
+The real gateway (`pitchside replay`) never writes the same row into two files
+within one run, so the awkward cases of the MERGE — a re-uploaded file, a window
+re-emitted by a newer file, identical rejects, a row after midnight in a file
+dated the day before — are built here by hand, in the gateway's exact layout
+and schema (`arrow_batch.file_schema`, which a test checks against SPEC §5).
+
+`write_outbox(store, part)` writes part 1 (the first upload) or part 2 (later
+files, some repeating part 1's rows); `EXPECTED_*` say what the tables must hold.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pitchside_ingest.arrow_batch import file_schema
+from pitchside_ingest.tables import table
+
+VENUE = "testvenue"
+GATEWAY = "gw-1"
+T0 = datetime(2026, 11, 29, 19, 30, tzinfo=timezone.utc)
+
+
+def at(minutes: float = 0, seconds: float = 0) -> datetime:
+    return T0 + timedelta(minutes=minutes, seconds=seconds)
+
+
+def write_file(store: Path, table_name: str, seq: int, rows: list[dict], gateway: str = GATEWAY) -> Path:
+    """Write rows as the gateway would: `{table}/venue_id=V/date=D/{gw}-{seq:012}.parquet`."""
+    spec = table(table_name)
+    earliest = min(r[spec.time_column] for r in rows)
+    folder = store / table_name / f"venue_id={VENUE}" / f"date={earliest:%Y-%m-%d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{gateway}-{seq:012d}.parquet"
+    data = pa.Table.from_pylist(rows, schema=file_schema(spec))
+    pq.write_table(data, path, compression="zstd")
+    return path
+
+
+def _gw(**row) -> dict:
+    return {"venue_id": VENUE, "gateway_id": GATEWAY, **row}
+
+
+def alert(device: str, minute: float, value: float) -> dict:
+    t = at(minute)
+    micros = int(t.timestamp() * 1_000_000)
+    return _gw(
+        alert_id=f"{VENUE}/generic/{device}/temp/{micros}", sensor="generic", device_id=device,
+        metric="temp", value=value, z_score=5.0, baseline_mean=20.0, baseline_std=1.0,
+        baseline_count=10, match_id=1, event_time=t, detected_at=t,
+    )
+
+
+def wearable_window(minute: int, hr: float | None, events: int = 10) -> dict:
+    row = _gw(
+        window_start=at(minute), window_end=at(minute + 1), match_id=1, player_id=7,
+        player_name="Ada", events=events,
+    )
+    for m in ("heart_rate", "acceleration", "running_dist"):
+        v = hr if m == "heart_rate" else None
+        row.update({f"{m}_mean": v, f"{m}_min": v, f"{m}_max": v})
+    return row
+
+
+def pitch_window(minute: int, spin: float) -> dict:
+    row = _gw(window_start=at(minute), window_end=at(minute + 1), match_id=1, events=4)
+    for m in ("impact_x", "impact_y", "ball_speed", "spin_rate"):
+        v = spin if m == "spin_rate" else 1.0
+        row.update({f"{m}_mean": v, f"{m}_min": v, f"{m}_max": v})
+    return row
+
+
+def fatigue(minute: int, hr: float) -> dict:
+    micros = int(at(minute).timestamp() * 1_000_000)
+    return _gw(
+        alert_id=f"{VENUE}/fatigue/1/7/{micros}", match_id=1, player_id=7, player_name="Ada",
+        window_start=at(minute), window_end=at(minute + 1), heart_rate_mean=hr,
+        baseline_mean=121.0, baseline_std=1.0, baseline_windows=3,
+    )
+
+
+def reading(device: str, t: datetime, value: float) -> dict:
+    return _gw(
+        sensor="generic", device_id=device, metric="temp", value=value, match_id=1,
+        event_id=None, event_time=t, received_at=t,
+    )
+
+
+def reject(payload: bytes, t: datetime) -> dict:
+    return _gw(source="replay:input.jsonl", reason="invalid_json", detail="expected value", payload=payload, received_at=t)
+
+
+def progress(minute: int, input_rows: int, late: int, rejected: int, uploaded_at: datetime | None) -> dict:
+    return _gw(
+        timestamp=at(minute), input_rows=input_rows, input_rows_per_second=input_rows / 10,
+        processed_rows_per_second=input_rows / 5, batch_duration_ms=2.5, state_keys=3,
+        state_bytes=1000 + minute, open_windows=2, watermark_wearable=at(minute, -30),
+        watermark_pitch=None, watermark_crowd=None, watermark_generic=None, late_rows=late,
+        rejected_rows=rejected, duplicate_rows=0, alerts=1, evictions=0, spool_files=1,
+        spool_bytes=2048, uploaded_files=1, upload_failures=0, last_upload_at=uploaded_at,
+    )
+
+
+NEAR_MIDNIGHT = datetime(2026, 11, 29, 23, 59, 50, tzinfo=timezone.utc)
+AFTER_MIDNIGHT = datetime(2026, 11, 30, 0, 0, 10, tzinfo=timezone.utc)
+
+
+def write_outbox(store: Path, part: int) -> None:
+    """Write part 1 or part 2 of the synthetic outbox into store."""
+    if part == 1:
+        write_file(store, "alerts", 1, [alert("g-1", 1, 30.0), alert("g-2", 2, 31.0)])
+        write_file(store, "windows_wearable", 1, [wearable_window(m, hr) for m, hr in enumerate([120, 121, 122, 140])])
+        write_file(store, "windows_pitch", 1, [pitch_window(m, s) for m, s in enumerate([1000, 1100, 1200, 1500])])
+        write_file(store, "fatigue_alerts", 1, [fatigue(3, 140.0)])
+        write_file(store, "raw", 1, [
+            reading("g-1", at(0), 20.0), reading("g-1", at(1), 30.0),
+            reading("g-2", NEAR_MIDNIGHT, 1.0), reading("g-2", AFTER_MIDNIGHT, 2.0),
+        ])
+        write_file(store, "late", 1, [{**reading("g-1", at(0, 5), 19.0), "watermark": at(0, 30)}])
+        write_file(store, "rejects", 1, [reject(b"{oops", at(0)), reject(b"{oops", at(0)), reject(b"[1]", at(1))])
+        write_file(store, "progress", 1, [progress(0, 100, 0, 3, None), progress(1, 50, 1, 0, at(1))])
+    else:
+        # Re-emitted alert (same id) plus a new one.
+        write_file(store, "alerts", 2, [alert("g-1", 1, 30.0), alert("g-1", 5, 40.0)])
+        # Minute 3 re-emitted with more events (the newer file wins), minute 4 new.
+        write_file(store, "windows_wearable", 2, [wearable_window(3, 141, events=12), wearable_window(4, 125)])
+        # The same reading again, and a new one.
+        write_file(store, "raw", 2, [reading("g-1", at(1), 30.0), reading("g-1", at(2), 21.0)])
+        # One of the identical rejects again (dropped), and a new one.
+        write_file(store, "rejects", 2, [reject(b"{oops", at(0)), reject(b"nope", at(2))])
+        write_file(store, "progress", 2, [progress(1, 50, 1, 0, at(1)), progress(2, 70, 0, 1, at(2))])
+
+
+# Rows each table holds after part 1, and after parts 1 and 2.
+EXPECTED_ROWS_PART1 = {
+    "alerts": 2, "windows_wearable": 4, "windows_pitch": 4, "windows_crowd": 0,
+    "windows_generic": 0, "fatigue_alerts": 1, "raw": 4, "late": 1, "rejects": 3, "progress": 2,
+}
+EXPECTED_ROWS_BOTH = {
+    **EXPECTED_ROWS_PART1, "alerts": 3, "windows_wearable": 5, "raw": 5, "rejects": 4, "progress": 3,
+}
