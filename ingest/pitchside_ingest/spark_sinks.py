@@ -1,0 +1,133 @@
+"""Where a de-duplicated micro-batch goes: a Delta MERGE, or plain Parquet tables.
+
+`DeltaSink` is the product: `MERGE INTO` Delta tables on Databricks or on Spark
+with delta-spark. `ParquetSink` applies the same semantics to plain Parquet
+folders, for Spark without the Delta jars (they come from Maven; see README):
+insert-only tables get an anti-join and an append, windows a rewrite of the
+partitions the batch touches, where the newer file wins exactly as in the MERGE.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from .ddl import create_table_sql
+from .merge import merge_sql
+from .spark_batch import table_schema
+from .tables import INSERT_ONLY, PARTITION_COLUMNS, SOURCE_FILE_COLUMN, TableSpec
+
+log = logging.getLogger("pitchside_ingest.spark_sinks")
+
+
+def path_exists(spark: SparkSession, path: str) -> bool:
+    """Whether a file or folder exists, through Spark's Hadoop filesystems."""
+    jvm = spark.sparkContext._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hpath)
+
+
+def is_path(target: str) -> bool:
+    """Whether a target names a folder (else a schema)."""
+    return "/" in target or ":" in target
+
+
+class DeltaSink:
+    """MERGE micro-batches into Delta tables.
+
+    `target` is a schema (`pitchside`, `main.pitchside`), whose tables are
+    `{target}.{table}`, or a path, whose tables are ``delta.`{target}/{table}` ``.
+    """
+
+    def __init__(self, target: str):
+        self.target = target.rstrip("/")
+
+    def table_name(self, spec: TableSpec) -> str:
+        if is_path(self.target):
+            return f"delta.`{self.target}/{spec.name}`"
+        return f"{self.target}.{spec.name}"
+
+    def create_tables(self, spark: SparkSession, specs: list[TableSpec]) -> None:
+        """Run the DDL of `ddl/` for these tables (IF NOT EXISTS)."""
+        if not is_path(self.target):
+            spark.sql(f"CREATE SCHEMA IF NOT EXISTS {self.target}")
+        for spec in specs:
+            spark.sql(create_table_sql(spec, self.table_name(spec)))
+
+    def merge(self, batch: DataFrame, spec: TableSpec) -> None:
+        view = f"pitchside_batch_{spec.name}"
+        batch.createOrReplaceTempView(view)
+        batch.sparkSession.sql(merge_sql(spec, self.table_name(spec), view))
+
+
+class ParquetSink:
+    """The MERGE's semantics on plain Parquet folders `{target}/{table}`."""
+
+    def __init__(self, target: str):
+        self.target = target.rstrip("/")
+
+    def table_path(self, spec: TableSpec) -> str:
+        return f"{self.target}/{spec.name}"
+
+    def create_tables(self, spark: SparkSession, specs: list[TableSpec]) -> None:
+        """Nothing to do: a Parquet folder appears with its first rows."""
+
+    def read(self, spark: SparkSession, spec: TableSpec) -> DataFrame | None:
+        """The table as it is, or None before its first rows.
+
+        Read with the table's schema so that partition values are never
+        type-inferred (a venue `123` would otherwise become an integer).
+        """
+        path = self.table_path(spec)
+        if not path_exists(spark, path):
+            return None
+        return spark.read.schema(table_schema(spec)).parquet(path)
+
+    def merge(self, batch: DataFrame, spec: TableSpec) -> None:
+        spark = batch.sparkSession
+        current = self.read(spark, spec)
+        if current is not None:
+            touched = batch.select(*PARTITION_COLUMNS).distinct()
+            current = current.join(F.broadcast(touched), list(PARTITION_COLUMNS), "left_semi")
+        if spec.mode == INSERT_ONLY:
+            self._insert_new(batch, current, spec)
+        else:
+            self._upsert_newer(batch, current, spec)
+
+    def _write(self, rows: DataFrame, spec: TableSpec, mode: str) -> None:
+        (
+            rows.select(*spec.table_column_names)
+            .write.mode(mode)
+            .option("partitionOverwriteMode", "dynamic")
+            .partitionBy(*PARTITION_COLUMNS)
+            .parquet(self.table_path(spec))
+        )
+
+    def _insert_new(self, batch: DataFrame, current: DataFrame | None, spec: TableSpec) -> None:
+        """WHEN NOT MATCHED THEN INSERT *: append the rows whose key is new."""
+        new = batch
+        if current is not None:
+            on = list(PARTITION_COLUMNS) + [c for c in spec.key if c not in PARTITION_COLUMNS]
+            new = batch.join(current.select(*on), on, "left_anti")
+        self._write(new, spec, "append")
+
+    def _upsert_newer(self, batch: DataFrame, current: DataFrame | None, spec: TableSpec) -> None:
+        """WHEN MATCHED AND s.source_file > t.source_file THEN UPDATE SET * / INSERT *.
+
+        Rewrites only the partitions the batch touches (dynamic overwrite).
+        """
+        if current is None:
+            self._write(batch, spec, "append")
+            return
+        both = current.withColumn("__incoming", F.lit(1)).unionByName(batch.withColumn("__incoming", F.lit(2)))
+        # Newest file first; on a tie the row already in the table stays.
+        winner = Window.partitionBy(*spec.key).orderBy(F.col(SOURCE_FILE_COLUMN).desc(), F.col("__incoming"))
+        result = (
+            both.withColumn("__rank", F.row_number().over(winner))
+            .where("__rank = 1")
+            .drop("__rank", "__incoming")
+        )
+        # Materialize before overwriting the files it was read from.
+        self._write(result.localCheckpoint(eager=True), spec, "overwrite")

@@ -1,0 +1,123 @@
+"""The delta-rs runner: idempotent MERGE into local Delta tables."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable
+
+import synthetic
+from pitchside_ingest import local_runner
+from pitchside_ingest.tables import TABLE_NAMES, table
+
+
+def contents(target, name: str) -> list[dict]:
+    """A Delta table's rows in a canonical order."""
+    path = target / name
+    if not DeltaTable.is_deltatable(str(path)):
+        return []
+    data = DeltaTable(str(path)).to_pyarrow_table()
+    return sorted(data.to_pylist(), key=repr)
+
+
+def all_contents(target) -> dict[str, list[dict]]:
+    return {name: contents(target, name) for name in TABLE_NAMES}
+
+
+def counts(target) -> dict[str, int]:
+    return {name: len(rows) for name, rows in all_contents(target).items()}
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = tmp_path / "store"
+    synthetic.write_outbox(s, 1)
+    return s
+
+
+def test_two_runs_over_the_same_files_give_identical_tables(store, tmp_path):
+    target = tmp_path / "delta"
+    first = local_runner.run(str(store), target)
+    before = all_contents(target)
+    assert counts(target) == synthetic.EXPECTED_ROWS_PART1
+    assert sum(r.rows_inserted for r in first.values()) == sum(synthetic.EXPECTED_ROWS_PART1.values())
+
+    again = local_runner.run(str(store), target, reprocess=True)  # every file read and merged again
+    assert all(r.files == first[n].files for n, r in again.items())
+    assert sum(r.rows_inserted + r.rows_updated for r in again.values()) == 0
+    assert all_contents(target) == before
+
+
+def test_a_run_after_new_files_adds_only_the_new_rows(store, tmp_path):
+    target = tmp_path / "delta"
+    local_runner.run(str(store), target)
+    before = all_contents(target)
+    synthetic.write_outbox(store, 2)
+
+    result = local_runner.run(str(store), target)
+    assert counts(target) == synthetic.EXPECTED_ROWS_BOTH
+    # Only part 2's files were read (the ingest log skips part 1's).
+    assert {n: r.files for n, r in result.items() if r.files} == {
+        "alerts": 1, "windows_wearable": 1, "raw": 1, "rejects": 1, "progress": 1}
+    inserted = {n: r.rows_inserted for n, r in result.items()}
+    assert inserted == {n: synthetic.EXPECTED_ROWS_BOTH[n] - synthetic.EXPECTED_ROWS_PART1[n] for n in TABLE_NAMES}
+    # Insert-only tables keep every old row untouched.
+    for name in ("alerts", "raw", "rejects", "progress", "fatigue_alerts"):
+        after = contents(target, name)
+        assert all(row in after for row in before[name]), name
+    # The re-emitted window from the newer file replaced the old one.
+    assert result["windows_wearable"].rows_updated == 1
+    minute3 = [r for r in contents(target, "windows_wearable") if r["window_start"] == synthetic.at(3)]
+    assert [(r["events"], r["heart_rate_mean"], r["source_file"]) for r in minute3] == [
+        (12, 141.0, "gw-1-000000000002.parquet")]
+
+
+def test_identical_rejects_in_one_file_are_both_kept_and_never_duplicated(store, tmp_path):
+    target = tmp_path / "delta"
+    synthetic.write_outbox(store, 2)
+    local_runner.run(str(store), target)
+    oops = [(r["occurrence"], r["source_file"]) for r in contents(target, "rejects") if r["payload"] == b"{oops"]
+    assert sorted(oops) == [(1, "gw-1-000000000001.parquet"), (2, "gw-1-000000000001.parquet")]
+
+
+def test_date_partition_is_the_rows_own_utc_date(store, tmp_path):
+    target = tmp_path / "delta"
+    local_runner.run(str(store), target)
+    dates = {r["event_time"]: r["date"] for r in contents(target, "raw")}
+    # Both rows came in a file of the date=2026-11-29 folder.
+    assert dates[synthetic.NEAR_MIDNIGHT] == date(2026, 11, 29)
+    assert dates[synthetic.AFTER_MIDNIGHT] == date(2026, 11, 30)
+    dt = DeltaTable(str(target / "raw"))
+    assert dt.metadata().partition_columns == ["venue_id", "date"]
+
+
+def test_change_data_feed_records_each_alert_once(store, tmp_path):
+    target = tmp_path / "delta"
+    local_runner.run(str(store), target)
+    synthetic.write_outbox(store, 2)
+    local_runner.run(str(store), target, reprocess=True)
+    dt = DeltaTable(str(target / "alerts"))
+    assert dt.metadata().configuration.get("delta.enableChangeDataFeed") == "true"
+    changes = pa.table(dt.load_cdf(starting_version=0))
+    kinds = changes.column("_change_type").to_pylist()
+    assert kinds == ["insert"] * 3  # the re-emitted alert and the re-read file changed nothing
+
+
+def test_a_file_missing_a_required_column_is_refused(tmp_path):
+    store = tmp_path / "store"
+    path = synthetic.write_file(store, "progress", 1, [synthetic.progress(0, 1, 0, 0, None)])
+    data = pq.read_table(path).drop_columns(["input_rows"])
+    pq.write_table(data, path)
+    with pytest.raises(ValueError, match="input_rows"):
+        local_runner.run(str(store), tmp_path / "delta", tables=["progress"])
+
+
+def test_table_schema_and_partitions_match_the_ddl(store, tmp_path):
+    target = tmp_path / "delta"
+    local_runner.run(str(store), target)
+    for name in ("alerts", "rejects", "windows_pitch"):
+        schema = pa.schema(DeltaTable(str(target / name)).schema())
+        assert schema.names == table(name).table_column_names
