@@ -37,3 +37,21 @@ def create_views(spark, schema: str | None = None, temporary: bool = False) -> N
         spark.sql(f"USE {schema}")
     for name in VIEW_NAMES:
         spark.sql(create_view_sql(name, temporary=temporary))
+
+
+def register_parquet_tables(spark, root: str) -> None:
+    """Temp views named like the tables over the Parquet sink's folders `{root}/{table}`.
+
+    For querying the views without Delta (`--target-format parquet`); a table
+    with no folder yet is an empty view with the right columns.
+    """
+    from .spark_batch import table_schema
+    from .spark_sinks import ParquetSink
+    from .tables import TABLES
+
+    sink = ParquetSink(root)
+    for spec in TABLES:
+        df = sink.read(spark, spec)
+        if df is None:
+            df = spark.createDataFrame([], table_schema(spec))
+        df.createOrReplaceTempView(spec.name)

@@ -35,9 +35,12 @@ def _find_binary() -> tuple[Path | None, str]:
             probe = subprocess.run([str(path), "replay", "--help"], capture_output=True, timeout=30)
         except OSError as e:
             return None, f"{path} does not run: {e}"
-        if probe.returncode == 0:
+        if probe.returncode == 0 and b"--input" in probe.stdout + probe.stderr:
             return path, ""
-        return None, f"`{path} replay --help` exited {probe.returncode}: {probe.stderr.decode()[-300:]}"
+        return None, (
+            f"`{path} replay --help` exited {probe.returncode} without describing --input "
+            f"(a stub build?): {(probe.stdout + probe.stderr).decode(errors='replace')[-300:]}"
+        )
     return None, f"no pitchside binary ({', '.join(map(str, candidates))}); build it with `cargo build`"
 
 

@@ -1,0 +1,175 @@
+"""End to end: `pitchside replay` writes the outbox, Spark and delta-rs ingest it.
+
+Needs the pitchside binary (see conftest): skipped loudly without it, failed
+with PITCHSIDE_REQUIRE_SERVICES=1. The input and what SPEC says pitchside must
+make of it are in gateway_input.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable
+
+import gateway_input as gi
+from conftest import copy_tree
+from pitchside_ingest import local_runner, views
+from pitchside_ingest.arrow_batch import file_schema
+from pitchside_ingest.spark_job import JobOptions, run
+from pitchside_ingest.tables import TABLE_NAMES, table
+from test_spark_job import normalize, spark_contents
+
+FILE_NAME = re.compile(r"^gw-1-\d{12}\.parquet$")
+
+
+def gateway_files(outbox: Path, name: str) -> list[Path]:
+    return sorted((outbox / name).rglob("*.parquet")) if (outbox / name).exists() else []
+
+
+def read_gateway_table(outbox: Path, name: str) -> pa.Table:
+    """Every row pitchside wrote for a table, read with pyarrow (no ingest code)."""
+    parts = [pq.ParquetFile(f).read() for f in gateway_files(outbox, name)]
+    return pa.concat_tables(parts) if parts else file_schema(table(name)).empty_table()
+
+
+def utc(minutes: float = 0, seconds: float = 0) -> datetime:
+    return gi.T0 + timedelta(minutes=minutes, seconds=seconds)
+
+
+@pytest.fixture(scope="module")
+def ingested(spark, replay_outbox, tmp_path_factory):
+    """The Spark job (plain file source, Parquet sink) over the replay's outbox."""
+    base = tmp_path_factory.mktemp("e2e")
+    target = base / "tables"
+    rows_read = run(spark, JobOptions(source=str(replay_outbox), target=str(target),
+                                      checkpoint=str(base / "ck"), target_format="parquet",
+                                      auto_loader=False))
+    views.register_parquet_tables(spark, str(target))
+    views.create_views(spark, temporary=True)
+    return {"target": target, "rows_read": rows_read, "tables": spark_contents(spark, target)}
+
+
+def test_gateway_writes_every_table_in_the_spec_layout_and_schema(replay_outbox):
+    for name in TABLE_NAMES:
+        if name == "windows_generic" or name in gi.expected_rows():
+            assert gateway_files(replay_outbox, name), f"no {name} files"
+        spec = table(name)
+        for path in gateway_files(replay_outbox, name):
+            rel = path.relative_to(replay_outbox / name).parts
+            assert rel[0] == f"venue_id={gi.VENUE}" and FILE_NAME.match(rel[2]), path
+            schema = pq.read_schema(path)
+            assert schema.equals(file_schema(spec), check_metadata=False), f"{path}:\n{schema}"
+            earliest = pq.read_table(path, columns=[spec.time_column]).column(0)
+            first = min(earliest.to_pylist())
+            assert rel[1] == f"date={first:%Y-%m-%d}", path
+
+
+def test_spark_job_row_counts_per_table(ingested, replay_outbox):
+    counts = {name: len(rows) for name, rows in ingested["tables"].items()}
+    expected = gi.expected_rows()
+    assert {n: counts[n] for n in expected} == expected
+    assert counts["progress"] == read_gateway_table(replay_outbox, "progress").num_rows >= 1
+
+
+def test_known_alert_values(ingested):
+    alerts = {r["alert_id"]: r for r in ingested["tables"]["alerts"]}
+    expected = gi.expected_alerts()
+    assert set(alerts) == set(expected)
+    for alert_id, want in expected.items():
+        got = alerts[alert_id]
+        for field, value in want.items():
+            assert math.isclose(got[field], value, rel_tol=1e-7), (alert_id, field)
+    spike = alerts[f"{gi.VENUE}/wearable/w-7/heart_rate/{int(utc(3).timestamp()) * 1_000_000}"]
+    assert (spike["value"], spike["baseline_count"], spike["date"].isoformat()) == (140.0, 18, "2026-11-29")
+
+
+def test_known_window_fatigue_late_and_reject_values(ingested):
+    t = ingested["tables"]
+    [fatigue] = t["fatigue_alerts"]
+    assert fatigue["alert_id"] == gi.fatigue_alert_id()
+    assert (fatigue["player_name"], fatigue["heart_rate_mean"], fatigue["baseline_mean"]) == ("Ada", 140.0, 121.0)
+    assert math.isclose(fatigue["baseline_std"], 1.0, rel_tol=1e-9)
+
+    minute3 = [w for w in t["windows_wearable"] if w["player_id"] == 7 and w["window_start"] == normalize(utc(3))]
+    assert [(w["events"], w["heart_rate_mean"], w["player_name"]) for w in minute3] == [(6, 140.0, "Ada")]
+    spin = {w["window_start"]: w["spin_rate_mean"] for w in t["windows_pitch"]}
+    assert [spin[normalize(utc(m))] for m in range(gi.MINUTES)] == [float(s) for s in gi.SPIN]
+
+    [late] = t["late"]
+    assert (late["device_id"], late["event_time"], late["watermark"]) == (
+        "w-9", normalize(utc(0, 5)), normalize(utc(1, 30)))
+    assert sorted(r["payload"] for r in t["rejects"]) == sorted(line.encode() for line in gi.BAD_LINES)
+
+
+def test_fatigue_spin_view_matches_a_direct_computation(spark, ingested, replay_outbox):
+    """fatigue_pitch_context against the same join computed here from the gateway files."""
+    fatigue = read_gateway_table(replay_outbox, "fatigue_alerts").to_pylist()
+    pitch = read_gateway_table(replay_outbox, "windows_pitch").to_pylist()
+    minute_spin = {(p["match_id"], p["window_start"]): p["spin_rate_mean"] for p in pitch}
+    match_avg = {}
+    for match in {p["match_id"] for p in pitch}:
+        values = [v for (m, _), v in minute_spin.items() if m == match and v is not None]
+        match_avg[match] = sum(values) / len(values)
+    expected = sorted(
+        (f["alert_id"], minute_spin.get((f["match_id"], f["window_start"])), match_avg.get(f["match_id"]),
+         minute_spin.get((f["match_id"], f["window_start"])) > match_avg[f["match_id"]])
+        for f in fatigue
+    )
+    view = spark.table("fatigue_pitch_context")
+    assert "BroadcastHashJoin" in view._jdf.queryExecution().executedPlan().toString()
+    got = sorted((r.alert_id, r.spin_rate_mean, r.match_spin_rate_mean, r.spin_above_match_avg)
+                 for r in view.collect())
+    assert len(got) == len(expected) == 1
+    for g, e in zip(got, expected):
+        assert g[0] == e[0] and g[1] == e[1] and g[3] == e[3] and math.isclose(g[2], e[2], rel_tol=1e-12)
+    # And against the input itself: minute 3 spins at 1500, the match averages 1166.67.
+    assert math.isclose(got[0][2], sum(gi.SPIN) / len(gi.SPIN), rel_tol=1e-12) and got[0][3] is True
+
+
+def test_alerts_per_device_hour_and_fleet_health(spark, ingested, replay_outbox):
+    per_hour = {(r.device_id, r.hour): r.alerts for r in spark.table("alerts_per_device_hour").collect()}
+    assert per_hour == {("g-1", datetime(2026, 11, 29, 19)): 1, ("w-7", datetime(2026, 11, 29, 19)): 2}
+    progress = read_gateway_table(replay_outbox, "progress")
+    [health] = spark.table("fleet_health").collect()
+    assert (health.venue_id, health.gateway_id) == (gi.VENUE, gi.GATEWAY)
+    assert health.input_rows_total == sum(progress.column("input_rows").to_pylist())
+    assert health.rejected_rows_total == sum(progress.column("rejected_rows").to_pylist())
+    assert health.late_rows_total == sum(progress.column("late_rows").to_pylist())
+
+
+def delta_contents(target: Path, name: str, drop: tuple[str, ...] = ()) -> list[dict]:
+    path = str(target / name)
+    if not DeltaTable.is_deltatable(path):
+        return []
+    rows = DeltaTable(path).to_pyarrow_table().drop_columns(list(drop)).to_pylist()
+    return sorted(rows, key=repr)
+
+
+def test_delta_rs_runner_over_a_replay_and_a_second_replay(replay_outbox, replay_outbox_twice, tmp_path):
+    """A second replay re-emits every row in new files: the deterministic tables do not grow."""
+    store, target = tmp_path / "bucket", tmp_path / "delta"
+    copy_tree(replay_outbox, store)
+    local_runner.run(str(store), target)
+    expected = gi.expected_rows()
+    assert {n: len(delta_contents(target, n)) for n in expected} == expected
+    keyed = ("alerts", "windows_wearable", "windows_pitch", "windows_crowd", "windows_generic",
+             "fatigue_alerts", "raw", "late")
+    before = {n: delta_contents(target, n, drop=("source_file",)) for n in keyed}
+
+    local_runner.run(str(store), target, reprocess=True)
+    assert {n: delta_contents(target, n, drop=("source_file",)) for n in keyed} == before
+
+    copy_tree(replay_outbox_twice, store)
+    local_runner.run(str(store), target)
+    after = {n: delta_contents(target, n, drop=("source_file",)) for n in keyed}
+    for name in keyed:
+        if name == "alerts":  # detected_at is the gateway's clock; the first one stays
+            assert after[name] == before[name]
+        else:
+            assert len(after[name]) == len(before[name]), name
