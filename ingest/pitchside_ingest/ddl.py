@@ -86,7 +86,8 @@ def ddl_files(schema: str = DEFAULT_SCHEMA) -> dict[str, str]:
             f"{_GENERATED}\n{create_table_sql(spec, f'{schema}.{spec.name}')};\n"
         )
     view_stmts = [f"USE {schema};"] + [views.create_view_sql(v) + ";" for v in views.VIEW_NAMES]
-    files["90_views.sql"] = _GENERATED + "\n" + "\n\n".join(view_stmts) + "\n"
+    header = _GENERATED.replace("tables.py", "views/*.sql")
+    files["90_views.sql"] = header + "\n" + "\n\n".join(view_stmts) + "\n"
     return files
 
 
