@@ -1,6 +1,38 @@
 //! pitchside: an edge gateway for sports venues.
+//!
+//! ```text
+//!  sources (simulator, replay file, serial, MQTT)
+//!     │  RawInput, bounded channel (pipeline.input_queue)
+//!     ▼
+//!  pipeline ── decode ─► detect (z-score per key) ─► windows (+watermarks) ─► fatigue
+//!     │  TableBuffer batches, bounded channel (pipeline.encode_queue)
+//!     ▼
+//!  encoder ─► Parquet ─► spool (tmp + fsync + rename) ─► uploader ─► object store
+//! ```
+//!
+//! Module map: [`config`] (TOML → typed config), [`model`] (plain data),
+//! [`decode`] (JSON line → event or reject), [`detect`] (rolling z-score),
+//! [`window`] (event-time windows), [`fatigue`], [`tables`] (schemas and row
+//! buffers), [`sinks`] (Parquet, spool, store, uploader), [`telemetry`]
+//! (progress rows, Prometheus), [`sources`] (framing, simulator),
+//! [`pipeline`] (the data-path stage), [`app`] (wiring for `run`),
+//! [`replay`], [`bench`].
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod app;
+pub mod bench;
 pub mod config;
 pub mod decode;
 pub mod detect;
+pub mod fatigue;
 pub mod model;
+pub mod pipeline;
+pub mod replay;
+pub mod sinks;
+pub mod sources;
+pub mod tables;
+pub mod telemetry;
 pub mod timefmt;
+pub mod window;

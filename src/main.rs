@@ -1,1 +1,228 @@
-fn main() {}
+//! The `pitchside` command line: a thin shell over the library.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use pitchside::config::{self, Config, SimulatorSection};
+use pitchside::model::SensorKind;
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(name = "pitchside", version, about = "Edge gateway for sports venues: sensors in, alerts and Parquet tables out.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway daemon (without --config: the built-in demo, simulator → ./outbox).
+    Run {
+        /// Venue config file.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Process a file of input lines, write every table, exit.
+    Replay {
+        /// Venue config file.
+        #[arg(long)]
+        config: PathBuf,
+        /// Input file, one JSON event per line ("-" for stdin).
+        #[arg(long)]
+        input: PathBuf,
+        /// Write the tables to this folder (laid out as the store) instead of the configured store.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Sensor kind for lines without "sensor".
+        #[arg(long)]
+        sensor: Option<String>,
+    },
+    /// Generate sensor events (with injected anomalies and fatigue) as JSON lines.
+    Simulate(SimulateArgs),
+    /// Validate a config and print the effective configuration.
+    CheckConfig {
+        /// Venue config file.
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Measure replay throughput, peak memory and detector state size.
+    Bench(pitchside::bench::BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct SimulateArgs {
+    /// Take device counts and rates from this config's [sources.simulator].
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Events per second (event-time spacing, and pace with --realtime).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Stop after this many events (default: run until stopped, in real time).
+    #[arg(long)]
+    count: Option<u64>,
+    /// Event time of the first event, RFC 3339 (default: now).
+    #[arg(long)]
+    start: Option<String>,
+    /// Random seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Chance per reading of an injected 4–6σ anomaly.
+    #[arg(long)]
+    anomaly_rate: Option<f64>,
+    /// Pace output in real time even with --count.
+    #[arg(long)]
+    realtime: bool,
+    /// Write to this file instead of stdout.
+    #[arg(long)]
+    output: Option<PathBuf>,
+}
+
+fn load(path: &std::path::Path) -> Result<Config> {
+    Ok(config::load(path)?)
+}
+
+fn init_logging(config: Option<&Config>) {
+    let level = std::env::var("PITCHSIDE_LOG")
+        .ok()
+        .or_else(|| config.map(|c| c.file.log.level.clone()))
+        .unwrap_or_else(|| "info".into());
+    let level: tracing::Level = level.parse().unwrap_or(tracing::Level::INFO);
+    let json = config.is_some_and(|c| c.file.log.format == "json");
+    let builder = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn shutdown_on_signals() -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    t.cancel();
+                    return;
+                }
+            };
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        t.cancel();
+    });
+    token
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        match cli.command {
+            Command::Run { config } => {
+                let cfg = match &config {
+                    Some(p) => load(p)?,
+                    None => config::parse(config::DEMO, "embedded demo config")?.validate()?,
+                };
+                init_logging(Some(&cfg));
+                if config.is_none() {
+                    tracing::info!("No --config given: running the built-in demo (config/demo.toml).");
+                }
+                let token = shutdown_on_signals();
+                pitchside::app::run(cfg, token).await?;
+            }
+            Command::Replay { config, input, output, sensor } => {
+                let cfg = load(&config)?;
+                init_logging(Some(&cfg));
+                let sensor = match sensor {
+                    Some(s) => Some(SensorKind::parse(&s).with_context(|| {
+                        format!("--sensor {s:?} must be wearable, pitch, crowd or generic")
+                    })?),
+                    None => None,
+                };
+                let summary = pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
+                print!("{summary}");
+            }
+            Command::Simulate(args) => simulate(args).await?,
+            Command::CheckConfig { config } => {
+                let cfg = load(&config)?;
+                println!("# {}: valid\n{}", config.display(), cfg.to_toml());
+            }
+            Command::Bench(args) => {
+                let report = pitchside::bench::run(&args)?;
+                println!("{report}");
+            }
+        }
+        Ok(())
+    })
+}
+
+async fn simulate(a: SimulateArgs) -> Result<()> {
+    use std::io::Write;
+    let mut sim_cfg = match &a.config {
+        Some(p) => load(p)?.file.sources.simulator.unwrap_or_default(),
+        None => SimulatorSection::default(),
+    };
+    if let Some(r) = a.rate {
+        anyhow::ensure!(r > 0.0, "--rate must be positive");
+        sim_cfg.rate = r;
+    }
+    if let Some(s) = a.seed {
+        sim_cfg.seed = s;
+    }
+    if let Some(x) = a.anomaly_rate {
+        sim_cfg.anomaly_rate = x;
+    }
+    let start = match &a.start {
+        Some(s) => pitchside::timefmt::parse_rfc3339(s)
+            .map_err(|e| anyhow::anyhow!("--start {s:?}: {e}"))?,
+        None => pitchside::timefmt::now_micros(),
+    };
+    let mut sim = pitchside::sources::simulator::Simulator::new(&sim_cfg, start);
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let realtime = a.realtime || a.count.is_none();
+    let token = shutdown_on_signals();
+    let wall0 = pitchside::timefmt::now_micros();
+    let mut n = 0u64;
+    while a.count.is_none_or(|c| n < c) && !token.is_cancelled() {
+        if realtime {
+            let due = wall0 + (sim.next_time() - start);
+            let now = pitchside::timefmt::now_micros();
+            if due > now {
+                out.flush()?;
+                tokio::time::sleep(std::time::Duration::from_micros((due - now) as u64)).await;
+            }
+        }
+        let (line, _) = sim.next_line();
+        if let Err(e) = writeln!(out, "{line}") {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(e.into());
+        }
+        n += 1;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! Wiring for `pitchside run`: sources → bounded channel → pipeline task →
+//! bounded channel → encoder thread → spool → uploader. Each task owns its
+//! state; shutdown flows downstream as channels close.
+
+use crate::config::Config;
+use crate::model::RawInput;
+use crate::pipeline::{LiveAlert, Pipeline};
+use crate::sinks::spool::{Spool, SpooledFile};
+use crate::sinks::store::Store;
+use crate::sinks::upload::Uploader;
+use crate::sinks::writer::TableWriter;
+use crate::sources::simulator::Simulator;
+use crate::tables::TableBuffer;
+use crate::telemetry::{MetricsSnapshot, ProgressTracker, UploadStats};
+use crate::timefmt::{format_rfc3339, now_micros};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{error, info, warn};
+
+/// Start-up failures; once running, errors are counted and logged instead.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The spool folder cannot be used.
+    #[error(transparent)]
+    Spool(#[from] crate::sinks::spool::SpoolError),
+    /// The store cannot be opened.
+    #[error(transparent)]
+    Store(#[from] crate::sinks::store::StoreError),
+    /// The metrics endpoint cannot listen.
+    #[error("metrics.listen {addr}: {source} (is another pitchside running? set metrics.listen = \"\" to turn it off)")]
+    Listen {
+        /// Address.
+        addr: String,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// No source is configured.
+    #[error("no source configured: add [sources.simulator] (or a serial/MQTT source) to the config")]
+    NoSources,
+}
+
+/// How long stages get to drain after shutdown before they are named as stuck.
+pub const GRACE: Duration = Duration::from_secs(20);
+
+/// Runs the daemon until `shutdown` is cancelled, then drains and returns.
+pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppError> {
+    let store = Store::open(&config.store)?;
+    let spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
+    let stats = Arc::new(UploadStats::default());
+    let pending = spool.pending()?;
+    if !pending.is_empty() {
+        info!(files = pending.len(), "Spool has files from an earlier run; uploading them first.");
+    }
+    let snapshot = Arc::new(Mutex::new(MetricsSnapshot::default()));
+    let tracker = TaskTracker::new();
+
+    if let Some(addr) = &config.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| AppError::Listen { addr: addr.clone(), source })?;
+        info!(addr = %addr, "Metrics at http://{addr}/metrics");
+        tracker.spawn(crate::telemetry::serve(listener, snapshot.clone(), shutdown.clone()));
+    }
+
+    let (input_tx, input_rx) = mpsc::channel::<RawInput>(config.input_queue);
+    let mut sources = 0;
+    if let Some(sim) = &config.file.sources.simulator {
+        sources += 1;
+        let sim = Simulator::new(sim, now_micros());
+        tracker.spawn(simulator_source(sim, input_tx.clone(), shutdown.clone()));
+    }
+    drop(input_tx);
+    if sources == 0 {
+        return Err(AppError::NoSources);
+    }
+
+    let (table_tx, mut table_rx) = mpsc::channel::<Vec<TableBuffer>>(config.encode_queue);
+    let (file_tx, file_rx) = mpsc::channel::<SpooledFile>(1024);
+    let uploader = Uploader::new(store.clone(), stats.clone(), pending);
+    tracker.spawn(uploader.run(file_rx, shutdown.clone()));
+
+    let mut writer = TableWriter::new(spool, config.snappy);
+    let enc_stats = stats.clone();
+    let encoder = std::thread::Builder::new()
+        .name("encoder".into())
+        .spawn(move || {
+            while let Some(batch) = table_rx.blocking_recv() {
+                for buf in &batch {
+                    match writer.write(buf, &enc_stats) {
+                        Ok(Some(f)) => {
+                            if file_tx.blocking_send(f).is_err() {
+                                warn!("Uploader stopped; file stays in the spool for the next start.");
+                            }
+                        }
+                        Ok(None) => {}
+                        // Rows of this table for this flush are lost: say so loudly.
+                        Err(e) => error!(table = buf.table.name(), rows = buf.rows, error = %e, "Table could not be written; its rows are lost."),
+                    }
+                }
+            }
+        })
+        .map_err(|source| AppError::Listen { addr: "encoder thread".into(), source })?;
+
+    info!(
+        venue = %config.venue_id,
+        gateway = %config.gateway_id,
+        store = %store.url(),
+        spool = %config.spool_dir.display(),
+        "pitchside running; Ctrl-C to stop."
+    );
+    let pipeline_task = tracker.spawn(pipeline_task(config, input_rx, table_tx, stats, snapshot));
+    tracker.close();
+
+    shutdown.cancelled().await;
+    info!("Shutting down: draining sources, flushing tables, uploading.");
+    if tokio::time::timeout(GRACE, pipeline_task).await.is_err() {
+        error!(grace_s = GRACE.as_secs(), "Pipeline stage did not drain in time.");
+    }
+    let joined = tokio::task::spawn_blocking(move || encoder.join());
+    if tokio::time::timeout(GRACE, joined).await.is_err() {
+        error!(grace_s = GRACE.as_secs(), "Encoder stage did not finish in time.");
+    }
+    if tokio::time::timeout(GRACE, tracker.wait()).await.is_err() {
+        error!(grace_s = GRACE.as_secs(), "Uploader or a source did not stop in time.");
+    }
+    info!("Stopped.");
+    Ok(())
+}
+
+async fn simulator_source(mut sim: Simulator, tx: mpsc::Sender<RawInput>, shutdown: CancellationToken) {
+    let source: crate::model::SourceName = Arc::from("simulator");
+    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    info!(kinds = ?sim.kinds(), "Simulator started.");
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tick.tick() => {}
+        }
+        let now = now_micros();
+        while sim.next_time() <= now {
+            let (line, _) = sim.next_line();
+            let input = RawInput {
+                source: source.clone(),
+                sensor_hint: None,
+                payload: line.into_bytes(),
+                received_at: now,
+                framing_error: None,
+            };
+            // A full queue makes the simulator wait: it has nothing to lose.
+            if tx.send(input).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+async fn pipeline_task(
+    config: Config,
+    mut rx: mpsc::Receiver<RawInput>,
+    tables: mpsc::Sender<Vec<TableBuffer>>,
+    stats: Arc<UploadStats>,
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+) {
+    let mut p = Pipeline::new(&config, true);
+    let mut progress = ProgressTracker::new(now_micros());
+    let period = |us: i64| Duration::from_micros(us.max(1) as u64);
+    let mut flush = tokio::time::interval(period(config.flush_interval));
+    let mut report = tokio::time::interval(period(config.progress_interval));
+    flush.tick().await;
+    report.tick().await;
+    let mut batch = Vec::with_capacity(256);
+    loop {
+        tokio::select! {
+            n = rx.recv_many(&mut batch, 256) => {
+                if n == 0 {
+                    break;
+                }
+                let t0 = std::time::Instant::now();
+                let clock = now_micros();
+                for input in batch.drain(..) {
+                    p.process(&input, clock);
+                }
+                progress.add_busy(t0.elapsed().as_micros() as u64);
+                log_alerts(p.drain_alerts());
+                if p.max_buffered_rows() >= config.max_rows_per_file {
+                    send(&tables, p.take_tables(config.max_rows_per_file)).await;
+                }
+            }
+            _ = flush.tick() => send(&tables, p.take_tables(1)).await,
+            _ = report.tick() => {
+                p.expire_idle();
+                let row = progress.tick(now_micros(), &p, &stats);
+                p.push_progress(&row);
+                info!("{}", row.summary(stats.files_written.load(Ordering::Relaxed)));
+                publish(&snapshot, &p, &row, &stats);
+            }
+        }
+    }
+    let row = progress.tick(now_micros(), &p, &stats);
+    p.push_progress(&row);
+    send(&tables, p.take_tables(1)).await;
+    info!(
+        inputs = p.counters().input_rows,
+        alerts = p.counters().alerts,
+        "Pipeline drained; open windows stay open (they were not complete)."
+    );
+}
+
+async fn send(tx: &mpsc::Sender<Vec<TableBuffer>>, bufs: Vec<TableBuffer>) {
+    if !bufs.is_empty() && tx.send(bufs).await.is_err() {
+        error!("Encoder stopped; these rows are lost.");
+    }
+}
+
+fn publish(snapshot: &Mutex<MetricsSnapshot>, p: &Pipeline, row: &crate::telemetry::ProgressRow, s: &UploadStats) {
+    if let Ok(mut g) = snapshot.lock() {
+        g.counters = p.counters().clone();
+        g.progress = row.clone();
+        g.uploaded_files_total = s.uploaded_files.load(Ordering::Relaxed);
+        g.upload_failures_total = s.upload_failures.load(Ordering::Relaxed);
+        g.files_written_total = s.files_written.load(Ordering::Relaxed);
+    }
+}
+
+fn log_alerts(alerts: Vec<LiveAlert>) {
+    for a in alerts {
+        match a {
+            LiveAlert::ZScore(a) => info!(
+                sensor = %a.sensor,
+                device = %a.device_id,
+                metric = %a.metric,
+                value = a.value,
+                z = format!("{:.2}", a.z_score),
+                at = %format_rfc3339(a.event_time),
+                "ALERT anomaly"
+            ),
+            LiveAlert::Fatigue(f) => info!(
+                match_id = f.match_id,
+                player = f.player_id,
+                name = f.player_name.as_deref().unwrap_or(""),
+                heart_rate_mean = format!("{:.1}", f.heart_rate_mean),
+                baseline = format!("{:.1}", f.finding.baseline_mean),
+                window = %format_rfc3339(f.window_start),
+                "ALERT fatigue"
+            ),
+        }
+    }
+}

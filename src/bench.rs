@@ -1,0 +1,141 @@
+//! `pitchside bench`: generates events into a file, replays them through the
+//! real replay path (decode, detect, windows, Parquet, spool, local store),
+//! and reports events/s, peak RSS and detector state size.
+
+use crate::config;
+use crate::sources::simulator::Rng;
+use std::fmt;
+use std::io::Write;
+
+/// Benchmark options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// Events to generate and replay.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub events: u64,
+    /// Distinct devices (one metric each, so this many detector keys).
+    #[arg(long, default_value_t = 10_000)]
+    pub keys: u64,
+    /// Every event from a new device id (key churn), instead of cycling through --keys.
+    #[arg(long)]
+    pub churn: bool,
+    /// detector.max_keys.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_keys: u32,
+    /// Write the raw table too (output.raw = true).
+    #[arg(long)]
+    pub raw: bool,
+    /// Keep the generated input and output in this folder instead of a temporary one.
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+/// Benchmark results.
+#[derive(Debug, Clone)]
+pub struct BenchReport {
+    args: BenchArgs,
+    input_bytes: u64,
+    seconds: f64,
+    peak_rss_kib: u64,
+    rss_before_kib: u64,
+    state_keys: usize,
+    state_bytes: usize,
+    alerts: u64,
+    files: u64,
+    evictions: u64,
+}
+
+impl fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let a = &self.args;
+        let bound = 1.2 * (self.state_keys as f64) * 100.0 * 16.0;
+        writeln!(f, "events           {}", a.events)?;
+        writeln!(f, "input            {:.1} MiB", self.input_bytes as f64 / 1048576.0)?;
+        writeln!(f, "raw table        {}", if a.raw { "on" } else { "off" })?;
+        writeln!(f, "devices          {}", if a.churn { format!("{} distinct (churn)", a.events) } else { a.keys.to_string() })?;
+        writeln!(f, "elapsed          {:.3} s", self.seconds)?;
+        writeln!(f, "throughput       {:.0} events/s", a.events as f64 / self.seconds)?;
+        writeln!(f, "peak RSS         {:.1} MiB (before replay {:.1} MiB)", self.peak_rss_kib as f64 / 1024.0, self.rss_before_kib as f64 / 1024.0)?;
+        writeln!(f, "live keys        {} (max_keys {}, evictions {})", self.state_keys, a.max_keys, self.evictions)?;
+        writeln!(f, "state bytes      {} ({:.2} MiB; 1.2 x keys x window x 16 = {:.2} MiB)", self.state_bytes, self.state_bytes as f64 / 1048576.0, bound / 1048576.0)?;
+        write!(f, "alerts           {}\nfiles written    {}", self.alerts, self.files)
+    }
+}
+
+fn rss_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// Runs the benchmark.
+pub fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
+    let tmp;
+    let dir = match &a.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            d.clone()
+        }
+        None => {
+            tmp = std::env::temp_dir().join(format!("pitchside-bench-{}", std::process::id()));
+            std::fs::create_dir_all(&tmp)?;
+            tmp
+        }
+    };
+    let input = dir.join("input.jsonl");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&input)?);
+    let mut rng = Rng::new(7);
+    let t0: i64 = 1_764_444_600_000_000;
+    let mut bytes = 0u64;
+    for i in 0..a.events {
+        let dev = if a.churn { i } else { i % a.keys.max(1) };
+        let mut v = 20.0 + rng.normal();
+        if rng.uniform() < 0.001 {
+            v += 8.0;
+        }
+        let line = format!(
+            "{{\"sensor\":\"generic\",\"device_id\":\"dev-{dev}\",\"event_time\":{},\"match_id\":1,\"metric\":\"temp\",\"value\":{v:.4}}}\n",
+            (t0 + i as i64 * 1000) / 1000
+        );
+        bytes += line.len() as u64;
+        w.write_all(line.as_bytes())?;
+    }
+    w.flush()?;
+    drop(w);
+    let text = format!(
+        "[venue]\nid = \"bench\"\ngateway_id = \"gw-bench\"\n[detector]\nmax_keys = {}\n[output]\nstore = \"file://{}\"\nspool_dir = \"{}\"\nraw = {}\n[metrics]\nlisten = \"\"\n",
+        a.max_keys,
+        dir.join("store").display(),
+        dir.join("spool").display(),
+        a.raw
+    );
+    let cfg = config::parse(&text, "bench")?.validate()?;
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let rss_before = rss_kib("VmRSS:");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let started = std::time::Instant::now();
+    let summary = rt.block_on(crate::replay::replay(&cfg, &input, Some(&out), None))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let report = BenchReport {
+        args: a.clone(),
+        input_bytes: bytes,
+        seconds,
+        peak_rss_kib: rss_kib("VmHWM:"),
+        rss_before_kib: rss_before,
+        state_keys: summary.state_keys,
+        state_bytes: summary.state_bytes,
+        alerts: summary.counters.alerts,
+        files: summary.files,
+        evictions: summary.counters.evictions,
+    };
+    if a.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(report)
+}

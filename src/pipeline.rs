@@ -1,0 +1,325 @@
+//! The pipeline stage: decode → detect → windows → fatigue → table rows.
+//!
+//! One [`Pipeline`] owns all state of the data path. It is synchronous and
+//! takes the wall clock as an argument, so `replay`, the daemon, tests and
+//! the benchmark all drive the same code.
+
+use crate::config::Config;
+use crate::decode::{Decoded, Decoder};
+use crate::detect::{Detector, DetectorParams, Observation};
+use crate::fatigue::FatigueTracker;
+use crate::model::{Event, Micros, RawInput, RejectReason, SensorKind};
+use crate::tables::{alert_id, fatigue_alert_id, AlertRecord, FatigueRecord, Stamp, TableBuffer, TableId};
+use crate::window::{GroupKey, Placement, WindowAggregator, WindowParams, WindowRow};
+
+/// Cumulative counters of the data path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PipelineCounters {
+    /// Inputs seen (lines/messages, including rejects, excluding empty lines).
+    pub input_rows: u64,
+    /// Events accepted.
+    pub accepted: u64,
+    /// Readings accepted (non-duplicate).
+    pub readings: u64,
+    /// Rejects by reason, in [`RejectReason::ALL`] order.
+    pub rejected: [u64; 13],
+    /// Late readings.
+    pub late_rows: u64,
+    /// Duplicate readings.
+    pub duplicate_rows: u64,
+    /// z-score alerts.
+    pub alerts: u64,
+    /// Fatigue alerts.
+    pub fatigue_alerts: u64,
+    /// Key evictions in the detector.
+    pub evictions: u64,
+    /// Events not windowed because `windows.max_open_groups` was reached.
+    pub window_drops: u64,
+    /// Windows emitted.
+    pub windows_emitted: u64,
+}
+
+impl PipelineCounters {
+    /// All rejects.
+    pub fn rejected_total(&self) -> u64 {
+        self.rejected.iter().sum()
+    }
+}
+
+/// The data-path state.
+pub struct Pipeline {
+    stamp: Stamp,
+    decoder: Decoder,
+    detector: Detector,
+    windows: WindowAggregator,
+    fatigue: FatigueTracker,
+    raw: bool,
+    max_event_bytes: usize,
+    tables: Vec<TableBuffer>,
+    counters: PipelineCounters,
+    emitted: Vec<WindowRow>,
+    nondup: Vec<(u8, f64)>,
+    /// Alerts raised since the last [`Pipeline::drain_alerts`], for real-time outputs.
+    live_alerts: Vec<LiveAlert>,
+    live_alerts_cap: usize,
+}
+
+/// An alert for real-time outputs (log line, MQTT).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveAlert {
+    /// A z-score alert.
+    ZScore(AlertRecord),
+    /// A fatigue alert.
+    Fatigue(FatigueRecord),
+}
+
+impl Pipeline {
+    /// A pipeline for `config`. `live` turns on the wall-clock plausibility
+    /// check of event times (off in `replay`).
+    pub fn new(config: &Config, live: bool) -> Pipeline {
+        Pipeline {
+            stamp: Stamp {
+                venue_id: config.venue_id.clone(),
+                gateway_id: config.gateway_id.clone(),
+            },
+            decoder: Decoder::new(
+                config.max_event_bytes,
+                config.ranges.clone(),
+                live.then_some(config.max_future),
+            ),
+            detector: Detector::new(DetectorParams {
+                window: config.window,
+                threshold: config.threshold,
+                min_baseline: config.min_baseline,
+                idle_timeout: config.idle_timeout,
+                max_keys: config.max_keys,
+            }),
+            windows: WindowAggregator::new(WindowParams {
+                size: config.window_size,
+                delay: config.watermark_delay,
+                max_open_groups: config.max_open_groups,
+            }),
+            fatigue: FatigueTracker::new(
+                config.fatigue_baseline,
+                config.fatigue_k,
+                config.fatigue_max_players,
+            ),
+            raw: config.raw,
+            max_event_bytes: config.max_event_bytes,
+            tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
+            counters: PipelineCounters::default(),
+            emitted: Vec::new(),
+            nondup: Vec::with_capacity(4),
+            live_alerts: Vec::new(),
+            live_alerts_cap: 10_000,
+        }
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> &PipelineCounters {
+        &self.counters
+    }
+
+    /// The detector (for state figures).
+    pub fn detector(&self) -> &Detector {
+        &self.detector
+    }
+
+    /// The window aggregator (for watermarks and open cells).
+    pub fn windows(&self) -> &WindowAggregator {
+        &self.windows
+    }
+
+    /// Row stamp (venue and gateway).
+    pub fn stamp(&self) -> &Stamp {
+        &self.stamp
+    }
+
+    fn table(&mut self, t: TableId) -> &mut TableBuffer {
+        &mut self.tables[t.index()]
+    }
+
+    /// Processes one input at wall-clock time `clock`.
+    pub fn process(&mut self, input: &RawInput, clock: Micros) {
+        let decoded = self.decoder.decode(input, clock);
+        self.apply(decoded, &input.source, &input.payload, input.received_at, clock);
+    }
+
+    /// Processes one line of bytes from `source` (no allocation for the input).
+    pub fn process_bytes(
+        &mut self,
+        source: &str,
+        hint: Option<SensorKind>,
+        payload: &[u8],
+        received_at: Micros,
+        clock: Micros,
+    ) {
+        let decoded = self.decoder.decode_bytes(payload, hint, clock);
+        self.apply(decoded, source, payload, received_at, clock);
+    }
+
+    fn apply(&mut self, d: Decoded, source: &str, payload: &[u8], received_at: Micros, clock: Micros) {
+        match d {
+            Decoded::Skip => {}
+            Decoded::Reject(r) => {
+                self.counters.input_rows += 1;
+                self.record_reject(source, r.reason, &r.detail, payload, received_at);
+            }
+            Decoded::Event(e) => {
+                self.counters.input_rows += 1;
+                self.accept(&e, received_at, clock);
+            }
+        }
+    }
+
+    /// Records an input that a source rejected itself (an overlong line).
+    pub fn reject_input(&mut self, source: &str, reason: RejectReason, detail: &str, payload: &[u8], at: Micros) {
+        self.counters.input_rows += 1;
+        self.record_reject(source, reason, detail, payload, at);
+    }
+
+    fn record_reject(&mut self, source: &str, reason: RejectReason, detail: &str, payload: &[u8], at: Micros) {
+        self.counters.rejected[reason as usize] += 1;
+        let max = self.max_event_bytes;
+        let stamp = self.stamp.clone();
+        stamp.reject(self.table(TableId::Rejects), source, reason, detail, payload, max, at);
+    }
+
+    fn accept(&mut self, e: &Event, received_at: Micros, clock: Micros) {
+        self.counters.accepted += 1;
+        self.detector.advance(e.event_time);
+        let late = self.windows.lateness(e.sensor, e.event_time);
+        let mut nondup = std::mem::take(&mut self.nondup);
+        nondup.clear();
+        for &(i, x) in &e.values {
+            let metric = e.metric_name(i);
+            match self.detector.observe(e.sensor, &e.device_id, metric, e.event_time, x) {
+                Observation::Duplicate => {
+                    self.counters.duplicate_rows += 1;
+                    continue;
+                }
+                Observation::Normal => {}
+                Observation::Alert { z_score, baseline } => {
+                    let record = AlertRecord {
+                        alert_id: alert_id(&self.stamp.venue_id, e.sensor, &e.device_id, metric, e.event_time),
+                        sensor: e.sensor,
+                        device_id: e.device_id.clone(),
+                        metric: metric.to_string(),
+                        value: x,
+                        z_score,
+                        baseline,
+                        match_id: e.match_id,
+                        event_time: e.event_time,
+                        detected_at: clock,
+                    };
+                    self.stamp.alert(&mut self.tables[TableId::Alerts.index()], &record);
+                    self.counters.alerts += 1;
+                    self.push_live(LiveAlert::ZScore(record));
+                }
+            }
+            nondup.push((i, x));
+        }
+        self.counters.readings += nondup.len() as u64;
+        for &(i, x) in &nondup {
+            let metric = e.metric_name(i);
+            if self.raw {
+                self.stamp
+                    .reading(&mut self.tables[TableId::Raw.index()], e, metric, x, received_at, None);
+            }
+            if let Some(wm) = late {
+                self.counters.late_rows += 1;
+                self.stamp
+                    .reading(&mut self.tables[TableId::Late.index()], e, metric, x, received_at, Some(wm));
+            }
+        }
+        if late.is_none() && !nondup.is_empty() {
+            if self.windows.add(e, &nondup) == Placement::Dropped {
+                self.counters.window_drops += 1;
+            }
+        }
+        self.nondup = nondup;
+        self.counters.evictions = self.detector.counters().evictions;
+        let mut out = std::mem::take(&mut self.emitted);
+        self.windows.advance(e.sensor, e.event_time, &mut out);
+        self.write_windows(&mut out);
+        self.emitted = out;
+    }
+
+    fn push_live(&mut self, a: LiveAlert) {
+        if self.live_alerts.len() < self.live_alerts_cap {
+            self.live_alerts.push(a);
+        }
+    }
+
+    /// Alerts raised since the last call (bounded; the tables have them all).
+    pub fn drain_alerts(&mut self) -> Vec<LiveAlert> {
+        std::mem::take(&mut self.live_alerts)
+    }
+
+    /// Turns off the real-time alert list (replay and benchmarks need only tables).
+    pub fn disable_live_alerts(&mut self) {
+        self.live_alerts_cap = 0;
+    }
+
+    fn write_windows(&mut self, rows: &mut Vec<WindowRow>) {
+        for w in rows.drain(..) {
+            self.counters.windows_emitted += 1;
+            let t = TableId::windows(w.kind);
+            self.stamp.window(&mut self.tables[t.index()], &w);
+            if let (SensorKind::Wearable, GroupKey::Wearable { match_id, player_id }) = (w.kind, &w.key) {
+                let hr = w.cell.aggs[0].mean();
+                if let Some(finding) = self.fatigue.on_window(*match_id, *player_id, w.start, hr) {
+                    let record = FatigueRecord {
+                        alert_id: fatigue_alert_id(&self.stamp.venue_id, *match_id, *player_id, w.start),
+                        match_id: *match_id,
+                        player_id: *player_id,
+                        player_name: w.cell.player_name.clone(),
+                        window_start: w.start,
+                        window_end: w.end,
+                        // on_window only finds fatigue when the mean exists.
+                        heart_rate_mean: hr.unwrap_or_default(),
+                        finding,
+                    };
+                    self.stamp.fatigue(&mut self.tables[TableId::FatigueAlerts.index()], &record);
+                    self.counters.fatigue_alerts += 1;
+                    self.push_live(LiveAlert::Fatigue(record));
+                }
+            }
+        }
+    }
+
+    /// Emits every open window (end of a replay).
+    pub fn flush_windows(&mut self) {
+        let mut out = std::mem::take(&mut self.emitted);
+        self.windows.flush_all(&mut out);
+        self.write_windows(&mut out);
+        self.emitted = out;
+    }
+
+    /// Forgets idle detector keys now (periodic housekeeping, so that
+    /// `state_keys` counts live keys only).
+    pub fn expire_idle(&mut self) {
+        self.detector.expire_idle();
+    }
+
+    /// Appends a progress row.
+    pub fn push_progress(&mut self, row: &crate::telemetry::ProgressRow) {
+        let stamp = self.stamp.clone();
+        row.write(&stamp, self.table(TableId::Progress));
+    }
+
+    /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
+    pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
+        let min_rows = min_rows.max(1);
+        self.tables
+            .iter_mut()
+            .filter(|t| t.rows >= min_rows)
+            .map(|t| t.take())
+            .collect()
+    }
+
+    /// Rows waiting in the largest table.
+    pub fn max_buffered_rows(&self) -> usize {
+        self.tables.iter().map(|t| t.rows).max().unwrap_or(0)
+    }
+}

@@ -1,0 +1,7 @@
+//! Everything after the pipeline: Parquet encoding, the spool, the uploader.
+
+pub mod parquet;
+pub mod spool;
+pub mod store;
+pub mod upload;
+pub mod writer;

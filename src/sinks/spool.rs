@@ -1,0 +1,316 @@
+//! The local spool: finished Parquet files wait here until they are uploaded.
+//!
+//! A file is written under `tmp/`, fsynced, renamed into `outgoing/` at its
+//! final relative key, and the directory fsynced: a file in `outgoing/` is
+//! always complete. Per-table sequence numbers live in `state/seq/{table}`
+//! and are also recovered from the files still in `outgoing/`, so a crash
+//! between the rename and the counter update neither reuses nor skips a number.
+
+use crate::tables::TableId;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Spool failures. All are about the local disk: check space and permissions.
+#[derive(Debug, thiserror::Error)]
+pub enum SpoolError {
+    /// A filesystem operation failed.
+    #[error("spool {op} {path}: {source} (check output.spool_dir's disk space and permissions)")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// On which path.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+}
+
+fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> SpoolError + 'a {
+    move |source| SpoolError::Io {
+        op,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A complete file in the spool.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SpooledFile {
+    /// Its table.
+    pub table: TableId,
+    /// Its sequence number.
+    pub seq: u64,
+    /// Object key relative to the store root (SPEC §5 layout).
+    pub key: String,
+    /// Where it is on disk.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The spool folder and the sequence counters.
+#[derive(Debug)]
+pub struct Spool {
+    root: PathBuf,
+    gateway_id: String,
+    venue_id: String,
+    next_seq: [u64; TableId::ALL.len()],
+    tmp_counter: u64,
+}
+
+/// `{table}/venue_id={venue}/date={date}/{gateway}-{seq:012}.parquet`.
+pub fn object_key(table: TableId, venue_id: &str, date: &str, gateway_id: &str, seq: u64) -> String {
+    format!(
+        "{}/venue_id={venue_id}/date={date}/{gateway_id}-{seq:012}.parquet",
+        table.name()
+    )
+}
+
+/// Parses `{gateway}-{seq}.parquet` of our own gateway; `None` for anything else.
+fn seq_of(file_name: &str, gateway_id: &str) -> Option<u64> {
+    let rest = file_name.strip_prefix(gateway_id)?.strip_prefix('-')?;
+    let digits = rest.strip_suffix(".parquet")?;
+    (digits.len() == 12).then(|| digits.parse().ok()).flatten()
+}
+
+fn sync_dir(path: &Path) -> Result<(), SpoolError> {
+    File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(io("fsync dir", path))
+}
+
+impl Spool {
+    /// Opens (creating) the spool, drops stale temp files, recovers counters.
+    pub fn open(root: &Path, venue_id: &str, gateway_id: &str) -> Result<Spool, SpoolError> {
+        for sub in ["tmp", "outgoing", "state/seq"] {
+            let p = root.join(sub);
+            fs::create_dir_all(&p).map_err(io("create", &p))?;
+        }
+        let tmp = root.join("tmp");
+        for entry in fs::read_dir(&tmp).map_err(io("list", &tmp))?.flatten() {
+            // Half-written files from a crash: their rows were never acknowledged as stored.
+            let _ = fs::remove_file(entry.path());
+        }
+        let mut spool = Spool {
+            root: root.to_path_buf(),
+            gateway_id: gateway_id.to_string(),
+            venue_id: venue_id.to_string(),
+            next_seq: [0; TableId::ALL.len()],
+            tmp_counter: 0,
+        };
+        for t in TableId::ALL {
+            let p = spool.seq_path(t);
+            if let Ok(text) = fs::read_to_string(&p) {
+                spool.next_seq[t.index()] = text.trim().parse().unwrap_or(0);
+            }
+        }
+        for f in spool.pending()? {
+            let next = &mut spool.next_seq[f.table.index()];
+            *next = (*next).max(f.seq + 1);
+        }
+        Ok(spool)
+    }
+
+    /// The spool folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Makes sure no sequence number below `next` is handed out for `table`
+    /// (used when files of earlier runs already exist in the store).
+    pub fn reserve_seq(&mut self, table: TableId, next: u64) {
+        let s = &mut self.next_seq[table.index()];
+        *s = (*s).max(next);
+    }
+
+    fn seq_path(&self, t: TableId) -> PathBuf {
+        self.root.join("state/seq").join(t.name())
+    }
+
+    /// Writes a complete file for `table` whose earliest row falls on `date`.
+    pub fn write(&mut self, table: TableId, date: &str, bytes: &[u8]) -> Result<SpooledFile, SpoolError> {
+        let seq = self.next_seq[table.index()];
+        let key = object_key(table, &self.venue_id, date, &self.gateway_id, seq);
+        let path = self.root.join("outgoing").join(&key);
+        self.tmp_counter += 1;
+        let tmp = self
+            .root
+            .join("tmp")
+            .join(format!("{}-{}-{}.tmp", table.name(), seq, self.tmp_counter));
+        {
+            let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
+            f.write_all(bytes).map_err(io("write", &tmp))?;
+            f.sync_all().map_err(io("fsync", &tmp))?;
+        }
+        // The parent exists under outgoing/ because key has a table/venue/date prefix.
+        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
+        fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+        fs::rename(&tmp, &path).map_err(io("rename", &path))?;
+        sync_dir(&dir)?;
+        self.next_seq[table.index()] = seq + 1;
+        self.persist_seq(table)?;
+        Ok(SpooledFile {
+            table,
+            seq,
+            key,
+            path,
+            size: bytes.len() as u64,
+        })
+    }
+
+    fn persist_seq(&self, table: TableId) -> Result<(), SpoolError> {
+        let p = self.seq_path(table);
+        let tmp = p.with_extension("tmp");
+        let text = format!("{}\n", self.next_seq[table.index()]);
+        {
+            let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
+            f.write_all(text.as_bytes()).map_err(io("write", &tmp))?;
+            f.sync_all().map_err(io("fsync", &tmp))?;
+        }
+        fs::rename(&tmp, &p).map_err(io("rename", &p))
+    }
+
+    /// Every complete file waiting in `outgoing/`, in upload order (table
+    /// priority, then sequence).
+    pub fn pending(&self) -> Result<Vec<SpooledFile>, SpoolError> {
+        let mut out = Vec::new();
+        let outgoing = self.root.join("outgoing");
+        for t in TableId::ALL {
+            let dir = outgoing.join(t.name());
+            if !dir.exists() {
+                continue;
+            }
+            walk(&dir, &mut |path, size| {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if let Some(seq) = seq_of(name, &self.gateway_id) {
+                    let key = path
+                        .strip_prefix(&outgoing)
+                        .map(|k| k.to_string_lossy().replace('\\', "/"))
+                        .unwrap_or_default();
+                    out.push(SpooledFile {
+                        table: t,
+                        seq,
+                        key,
+                        path: path.to_path_buf(),
+                        size,
+                    });
+                }
+            })?;
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Files and bytes waiting.
+    pub fn usage(&self) -> (u64, u64) {
+        self.pending()
+            .map(|p| (p.len() as u64, p.iter().map(|f| f.size).sum()))
+            .unwrap_or((0, 0))
+    }
+}
+
+fn walk(dir: &Path, f: &mut dyn FnMut(&Path, u64)) -> Result<(), SpoolError> {
+    for entry in fs::read_dir(dir).map_err(io("list", dir))? {
+        let entry = entry.map_err(io("list", dir))?;
+        let path = entry.path();
+        let meta = entry.metadata().map_err(io("stat", &path))?;
+        if meta.is_dir() {
+            walk(&path, f)?;
+        } else {
+            f(&path, meta.len());
+        }
+    }
+    Ok(())
+}
+
+/// Removes an uploaded file and the date/venue folders it leaves empty.
+pub fn remove_uploaded(file: &SpooledFile) -> Result<(), SpoolError> {
+    fs::remove_file(&file.path).map_err(io("remove", &file.path))?;
+    let mut dir = file.path.parent();
+    for _ in 0..2 {
+        match dir {
+            Some(d) if fs::remove_dir(d).is_ok() => dir = d.parent(),
+            _ => break,
+        }
+    }
+    Ok(())
+}
+
+/// The highest sequence number of `gateway_id` for each table found under a
+/// local store folder (replay into an existing `--output` folder continues
+/// after it instead of overwriting).
+pub fn max_seq_in_folder(root: &Path, gateway_id: &str) -> Vec<(TableId, u64)> {
+    let mut out = Vec::new();
+    for t in TableId::ALL {
+        let dir = root.join(t.name());
+        let mut max = None;
+        if dir.exists() {
+            let _ = walk(&dir, &mut |p, _| {
+                if let Some(s) = p.file_name().and_then(|n| n.to_str()).and_then(|n| seq_of(n, gateway_id)) {
+                    max = Some(max.map_or(s, |m: u64| m.max(s)));
+                }
+            });
+        }
+        if let Some(m) = max {
+            out.push((t, m));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_get_the_spec_key_and_sequence_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
+        let a = s.write(TableId::Alerts, "2026-11-29", b"one").unwrap();
+        let b = s.write(TableId::Alerts, "2026-11-30", b"two").unwrap();
+        assert_eq!(a.key, "alerts/venue_id=v/date=2026-11-29/gw-1-000000000000.parquet");
+        assert_eq!(b.seq, 1);
+        drop(s);
+        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
+        assert_eq!(s.pending().unwrap().len(), 2);
+        let c = s.write(TableId::Alerts, "2026-11-30", b"three").unwrap();
+        assert_eq!(c.seq, 2);
+    }
+
+    #[test]
+    fn sequence_is_recovered_from_files_when_the_counter_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
+        s.write(TableId::Raw, "2026-11-29", b"x").unwrap();
+        s.write(TableId::Raw, "2026-11-29", b"y").unwrap();
+        std::fs::remove_file(dir.path().join("state/seq/raw")).unwrap();
+        let s = Spool::open(dir.path(), "v", "gw-1").unwrap();
+        assert_eq!(s.next_seq[TableId::Raw.index()], 2);
+    }
+
+    #[test]
+    fn pending_lists_alerts_before_raw_and_removal_cleans_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
+        s.write(TableId::Raw, "2026-11-29", b"r").unwrap();
+        s.write(TableId::Alerts, "2026-11-29", b"a").unwrap();
+        let p = s.pending().unwrap();
+        assert_eq!(p[0].table, TableId::Alerts);
+        assert_eq!(p[1].table, TableId::Raw);
+        for f in &p {
+            remove_uploaded(f).unwrap();
+        }
+        assert!(s.pending().unwrap().is_empty());
+        assert!(!dir.path().join("outgoing/raw/venue_id=v").exists());
+    }
+
+    #[test]
+    fn stale_temp_files_are_removed_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        Spool::open(dir.path(), "v", "g").unwrap();
+        std::fs::write(dir.path().join("tmp/alerts-0-1.tmp"), b"half").unwrap();
+        Spool::open(dir.path(), "v", "g").unwrap();
+        assert_eq!(std::fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,4 @@
+//! Sources: where input lines and messages come from.
+
+pub mod framing;
+pub mod simulator;

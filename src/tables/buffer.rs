@@ -1,0 +1,196 @@
+//! A columnar row buffer for one table.
+//!
+//! Strings of a column share one byte buffer with offsets, so appending a row
+//! allocates nothing once the vectors have grown. Nullable columns keep a
+//! definition level per row (1 = value, 0 = null) and values only for rows
+//! that have one, the layout a Parquet column writer takes directly.
+
+use super::{ColType, TableId};
+use crate::model::Micros;
+
+/// One column's data.
+#[derive(Debug, Clone)]
+pub enum ColumnBuf {
+    /// Strings or bytes: `data[offsets[i]..offsets[i+1]]`.
+    Bytes {
+        /// Concatenated values.
+        data: Vec<u8>,
+        /// `len + 1` offsets.
+        offsets: Vec<usize>,
+    },
+    /// 64-bit integers and timestamps.
+    I64(Vec<i64>),
+    /// 64-bit floats.
+    F64(Vec<f64>),
+}
+
+/// A table's rows since the last flush.
+#[derive(Debug, Clone)]
+pub struct TableBuffer {
+    /// Which table.
+    pub table: TableId,
+    /// Column data, in schema order.
+    pub columns: Vec<ColumnBuf>,
+    /// Definition levels of nullable columns (empty vectors for required ones).
+    pub defs: Vec<Vec<i16>>,
+    /// Rows.
+    pub rows: usize,
+    /// Earliest partition time of the rows (SPEC §5 `date`).
+    pub min_time: Option<Micros>,
+}
+
+impl TableBuffer {
+    /// An empty buffer.
+    pub fn new(table: TableId) -> TableBuffer {
+        let cols = table.columns();
+        TableBuffer {
+            table,
+            columns: cols
+                .iter()
+                .map(|c| match c.ty {
+                    ColType::Utf8 | ColType::Binary => ColumnBuf::Bytes {
+                        data: Vec::new(),
+                        offsets: vec![0],
+                    },
+                    ColType::I64 | ColType::Ts => ColumnBuf::I64(Vec::new()),
+                    ColType::F64 => ColumnBuf::F64(Vec::new()),
+                })
+                .collect(),
+            defs: cols.iter().map(|_| Vec::new()).collect(),
+            rows: 0,
+            min_time: None,
+        }
+    }
+
+    /// Starts a row whose partition time is `time`. Every column must be set,
+    /// in order; the row counts once [`RowWriter::finish`] is called.
+    pub fn row(&mut self, time: Micros) -> RowWriter<'_> {
+        self.min_time = Some(self.min_time.map_or(time, |m| m.min(time)));
+        RowWriter { buf: self, col: 0 }
+    }
+
+    /// Takes the rows out, leaving an empty buffer with the same capacity hints.
+    pub fn take(&mut self) -> TableBuffer {
+        std::mem::replace(self, TableBuffer::new(self.table))
+    }
+
+    /// Approximate heap bytes held.
+    pub fn bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .map(|c| match c {
+                ColumnBuf::Bytes { data, offsets } => data.len() + offsets.len() * 8,
+                ColumnBuf::I64(v) => v.len() * 8,
+                ColumnBuf::F64(v) => v.len() * 8,
+            })
+            .sum::<usize>()
+            + self.defs.iter().map(|d| d.len() * 2).sum::<usize>()
+    }
+}
+
+/// Appends one row, column by column.
+pub struct RowWriter<'a> {
+    buf: &'a mut TableBuffer,
+    col: usize,
+}
+
+impl RowWriter<'_> {
+    fn next(&mut self, present: bool) -> usize {
+        let i = self.col;
+        debug_assert!(
+            i < self.buf.columns.len(),
+            "too many values for {}",
+            self.buf.table.name()
+        );
+        let col = &self.buf.table.columns()[i];
+        debug_assert!(present || col.nullable, "null in required column {}", col.name);
+        if col.nullable {
+            self.buf.defs[i].push(present as i16);
+        }
+        self.col += 1;
+        i
+    }
+
+    /// A string or bytes value.
+    pub fn bytes(mut self, v: &[u8]) -> Self {
+        let i = self.next(true);
+        if let ColumnBuf::Bytes { data, offsets } = &mut self.buf.columns[i] {
+            data.extend_from_slice(v);
+            offsets.push(data.len());
+        } else {
+            debug_assert!(false, "column {i} is not a byte column");
+        }
+        self
+    }
+
+    /// A string value.
+    pub fn str(self, v: &str) -> Self {
+        self.bytes(v.as_bytes())
+    }
+
+    /// An optional string value.
+    pub fn opt_str(mut self, v: Option<&str>) -> Self {
+        match v {
+            Some(s) => self.bytes(s.as_bytes()),
+            None => {
+                self.next(false);
+                self
+            }
+        }
+    }
+
+    /// An integer or timestamp value.
+    pub fn i64(mut self, v: i64) -> Self {
+        let i = self.next(true);
+        if let ColumnBuf::I64(vals) = &mut self.buf.columns[i] {
+            vals.push(v);
+        } else {
+            debug_assert!(false, "column {i} is not an integer column");
+        }
+        self
+    }
+
+    /// An optional integer or timestamp value.
+    pub fn opt_i64(mut self, v: Option<i64>) -> Self {
+        match v {
+            Some(x) => self.i64(x),
+            None => {
+                self.next(false);
+                self
+            }
+        }
+    }
+
+    /// A float value.
+    pub fn f64(mut self, v: f64) -> Self {
+        let i = self.next(true);
+        if let ColumnBuf::F64(vals) = &mut self.buf.columns[i] {
+            vals.push(v);
+        } else {
+            debug_assert!(false, "column {i} is not a float column");
+        }
+        self
+    }
+
+    /// An optional float value.
+    pub fn opt_f64(mut self, v: Option<f64>) -> Self {
+        match v {
+            Some(x) => self.f64(x),
+            None => {
+                self.next(false);
+                self
+            }
+        }
+    }
+
+    /// Ends the row.
+    pub fn finish(self) {
+        debug_assert_eq!(
+            self.col,
+            self.buf.columns.len(),
+            "row of {} is missing columns",
+            self.buf.table.name()
+        );
+        self.buf.rows += 1;
+    }
+}

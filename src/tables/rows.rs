@@ -1,0 +1,191 @@
+//! Row builders: domain values → one row of a table, columns in schema order.
+
+use super::TableBuffer;
+use crate::detect::stats::Baseline;
+use crate::fatigue::FatigueFinding;
+use crate::model::{Event, Micros, RejectReason, SensorKind};
+use crate::window::{GroupKey, WindowRow};
+
+/// The identity stamped on every row.
+#[derive(Debug, Clone)]
+pub struct Stamp {
+    /// `venue.id`.
+    pub venue_id: String,
+    /// `venue.gateway_id`.
+    pub gateway_id: String,
+}
+
+/// `{venue_id}/{sensor}/{device_id}/{metric}/{event_time µs}` (SPEC §2).
+pub fn alert_id(venue_id: &str, sensor: SensorKind, device_id: &str, metric: &str, t: Micros) -> String {
+    format!("{venue_id}/{sensor}/{device_id}/{metric}/{t}")
+}
+
+/// `{venue_id}/fatigue/{match_id}/{player_id}/{window_start µs}` (SPEC §4).
+pub fn fatigue_alert_id(venue_id: &str, match_id: i64, player_id: i64, start: Micros) -> String {
+    format!("{venue_id}/fatigue/{match_id}/{player_id}/{start}")
+}
+
+/// A z-score alert, as one `alerts` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertRecord {
+    /// Deterministic id.
+    pub alert_id: String,
+    /// Sensor kind.
+    pub sensor: SensorKind,
+    /// Device.
+    pub device_id: String,
+    /// Metric name.
+    pub metric: String,
+    /// The anomalous value.
+    pub value: f64,
+    /// Signed z-score.
+    pub z_score: f64,
+    /// Baseline it was compared with.
+    pub baseline: Baseline,
+    /// Match.
+    pub match_id: i64,
+    /// Event time.
+    pub event_time: Micros,
+    /// When the gateway detected it (wall clock).
+    pub detected_at: Micros,
+}
+
+/// A fatigue alert, as one `fatigue_alerts` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FatigueRecord {
+    /// Deterministic id.
+    pub alert_id: String,
+    /// Match.
+    pub match_id: i64,
+    /// Player.
+    pub player_id: i64,
+    /// Player name, if known.
+    pub player_name: Option<String>,
+    /// Window start.
+    pub window_start: Micros,
+    /// Window end.
+    pub window_end: Micros,
+    /// The window's heart-rate mean.
+    pub heart_rate_mean: f64,
+    /// The baseline.
+    pub finding: FatigueFinding,
+}
+
+impl Stamp {
+    /// Appends an `alerts` row.
+    pub fn alert(&self, buf: &mut TableBuffer, a: &AlertRecord) {
+        buf.row(a.event_time)
+            .str(&a.alert_id)
+            .str(&self.venue_id)
+            .str(&self.gateway_id)
+            .str(a.sensor.as_str())
+            .str(&a.device_id)
+            .str(&a.metric)
+            .f64(a.value)
+            .f64(a.z_score)
+            .f64(a.baseline.mean)
+            .f64(a.baseline.std)
+            .i64(a.baseline.count as i64)
+            .i64(a.match_id)
+            .i64(a.event_time)
+            .i64(a.detected_at)
+            .finish();
+    }
+
+    /// Appends a `fatigue_alerts` row.
+    pub fn fatigue(&self, buf: &mut TableBuffer, f: &FatigueRecord) {
+        buf.row(f.window_start)
+            .str(&f.alert_id)
+            .str(&self.venue_id)
+            .str(&self.gateway_id)
+            .i64(f.match_id)
+            .i64(f.player_id)
+            .opt_str(f.player_name.as_deref())
+            .i64(f.window_start)
+            .i64(f.window_end)
+            .f64(f.heart_rate_mean)
+            .f64(f.finding.baseline_mean)
+            .f64(f.finding.baseline_std)
+            .i64(f.finding.baseline_windows as i64)
+            .finish();
+    }
+
+    /// Appends a `windows_*` row (the buffer must be the row's kind's table).
+    pub fn window(&self, buf: &mut TableBuffer, w: &WindowRow) {
+        let mut r = buf
+            .row(w.start)
+            .str(&self.venue_id)
+            .str(&self.gateway_id)
+            .i64(w.start)
+            .i64(w.end);
+        r = match &w.key {
+            GroupKey::Wearable { match_id, player_id } => r
+                .i64(*match_id)
+                .i64(*player_id)
+                .opt_str(w.cell.player_name.as_deref()),
+            GroupKey::Pitch { match_id } => r.i64(*match_id),
+            GroupKey::Crowd { match_id, zone_id } => r.i64(*match_id).str(zone_id),
+            GroupKey::Generic { device_id, metric } => r.str(device_id).str(metric),
+        };
+        r = r.i64(w.cell.events as i64);
+        let metrics = match w.kind {
+            SensorKind::Generic => 1,
+            k => k.metrics().len(),
+        };
+        for agg in &w.cell.aggs[..metrics] {
+            r = r.opt_f64(agg.mean()).opt_f64(agg.min()).opt_f64(agg.max());
+        }
+        r.finish();
+    }
+
+    /// Appends a `raw` row, or a `late` row when `watermark` is given.
+    pub fn reading(
+        &self,
+        buf: &mut TableBuffer,
+        e: &Event,
+        metric: &str,
+        value: f64,
+        received_at: Micros,
+        watermark: Option<Micros>,
+    ) {
+        let r = buf
+            .row(e.event_time)
+            .str(&self.venue_id)
+            .str(&self.gateway_id)
+            .str(e.sensor.as_str())
+            .str(&e.device_id)
+            .str(metric)
+            .f64(value)
+            .i64(e.match_id)
+            .opt_i64(e.event_id)
+            .i64(e.event_time)
+            .i64(received_at);
+        match watermark {
+            Some(wm) => r.i64(wm).finish(),
+            None => r.finish(),
+        }
+    }
+
+    /// Appends a `rejects` row; the payload is cut to `max_bytes`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reject(
+        &self,
+        buf: &mut TableBuffer,
+        source: &str,
+        reason: RejectReason,
+        detail: &str,
+        payload: &[u8],
+        max_bytes: usize,
+        received_at: Micros,
+    ) {
+        buf.row(received_at)
+            .str(&self.venue_id)
+            .str(&self.gateway_id)
+            .str(source)
+            .str(reason.as_str())
+            .str(detail)
+            .bytes(&payload[..payload.len().min(max_bytes)])
+            .i64(received_at)
+            .finish();
+    }
+}

@@ -1,0 +1,8 @@
+//! Monitoring (SPEC §6): progress rows, the progress log line, and the
+//! Prometheus text exposition.
+
+mod progress;
+mod prometheus;
+
+pub use progress::{ProgressRow, ProgressTracker, UploadStats};
+pub use prometheus::{render, serve, MetricsSnapshot};

@@ -1,0 +1,119 @@
+//! Prometheus text exposition at `metrics.listen` (`GET /metrics`), plus
+//! `GET /healthz`. A tiny HTTP/1.1 responder: one request per connection.
+
+use crate::model::{RejectReason, SensorKind};
+use crate::pipeline::PipelineCounters;
+use std::fmt::Write;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// The figures the endpoint serves, refreshed by the pipeline every progress
+/// interval (never on the per-event path).
+#[derive(Debug, Clone, Default)]
+pub struct MetricsSnapshot {
+    /// Cumulative pipeline counters.
+    pub counters: PipelineCounters,
+    /// The latest progress row.
+    pub progress: super::ProgressRow,
+    /// Cumulative uploaded files.
+    pub uploaded_files_total: u64,
+    /// Cumulative upload failures.
+    pub upload_failures_total: u64,
+    /// Cumulative files written to the spool.
+    pub files_written_total: u64,
+}
+
+/// Renders the snapshot as Prometheus text.
+pub fn render(s: &MetricsSnapshot) -> String {
+    let mut o = String::with_capacity(4096);
+    let c = &s.counters;
+    let p = &s.progress;
+    let _ = writeln!(
+        o,
+        "# HELP pitchside_build_info Build information.\n# TYPE pitchside_build_info gauge\npitchside_build_info{{version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    );
+    let counter = |o: &mut String, name: &str, help: &str, v: u64| {
+        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}");
+    };
+    let gauge = |o: &mut String, name: &str, help: &str, v: f64| {
+        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+    };
+    counter(&mut o, "pitchside_input_rows_total", "Inputs received (events and rejects).", c.input_rows);
+    counter(&mut o, "pitchside_readings_total", "Accepted non-duplicate readings.", c.readings);
+    let _ = writeln!(o, "# HELP pitchside_rejected_rows_total Rejected inputs by reason.\n# TYPE pitchside_rejected_rows_total counter");
+    for r in RejectReason::ALL {
+        let _ = writeln!(o, "pitchside_rejected_rows_total{{reason=\"{}\"}} {}", r.as_str(), c.rejected[r as usize]);
+    }
+    counter(&mut o, "pitchside_late_rows_total", "Readings that arrived after their window closed.", c.late_rows);
+    counter(&mut o, "pitchside_duplicate_rows_total", "Readings ignored as duplicates.", c.duplicate_rows);
+    counter(&mut o, "pitchside_alerts_total", "z-score alerts.", c.alerts);
+    counter(&mut o, "pitchside_fatigue_alerts_total", "Fatigue alerts.", c.fatigue_alerts);
+    counter(&mut o, "pitchside_evictions_total", "Detector keys evicted at detector.max_keys.", c.evictions);
+    counter(&mut o, "pitchside_window_drops_total", "Events not windowed at windows.max_open_groups.", c.window_drops);
+    counter(&mut o, "pitchside_files_written_total", "Parquet files written to the spool.", s.files_written_total);
+    counter(&mut o, "pitchside_uploaded_files_total", "Files uploaded to the store.", s.uploaded_files_total);
+    counter(&mut o, "pitchside_upload_failures_total", "Failed upload attempts.", s.upload_failures_total);
+    gauge(&mut o, "pitchside_input_rows_per_second", "Input rate over the last progress interval.", p.input_rows_per_second);
+    gauge(&mut o, "pitchside_state_keys", "Live detector keys.", p.state_keys as f64);
+    gauge(&mut o, "pitchside_state_bytes", "Detector state bytes.", p.state_bytes as f64);
+    gauge(&mut o, "pitchside_open_windows", "Open window cells.", p.open_windows as f64);
+    gauge(&mut o, "pitchside_spool_files", "Files waiting in the spool.", p.spool_files as f64);
+    gauge(&mut o, "pitchside_spool_bytes", "Bytes waiting in the spool.", p.spool_bytes as f64);
+    let _ = writeln!(o, "# HELP pitchside_watermark_seconds Watermark per sensor kind (epoch seconds).\n# TYPE pitchside_watermark_seconds gauge");
+    for (k, w) in SensorKind::ALL.iter().zip(p.watermarks) {
+        if let Some(w) = w {
+            let _ = writeln!(o, "pitchside_watermark_seconds{{sensor=\"{k}\"}} {}", w as f64 / 1e6);
+        }
+    }
+    if let Some(t) = p.last_upload_at {
+        gauge(&mut o, "pitchside_last_upload_seconds", "Time of the last successful upload (epoch seconds).", t as f64 / 1e6);
+    }
+    o
+}
+
+/// Serves `/metrics` and `/healthz` until `shutdown`.
+pub async fn serve(
+    listener: TcpListener,
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let (mut sock, _) = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            r = listener.accept() => match r {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "Metrics endpoint accept failed.");
+                    continue;
+                }
+            },
+        };
+        let snapshot = snapshot.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 2048];
+            let n = match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf)).await {
+                Ok(Ok(n)) => n,
+                _ => return,
+            };
+            let req = String::from_utf8_lossy(&buf[..n]);
+            let path = req.split_whitespace().nth(1).unwrap_or("/");
+            let (status, body) = match path {
+                "/metrics" => {
+                    // The lock is held only to clone a small snapshot.
+                    let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
+                    ("200 OK", render(&s))
+                }
+                "/healthz" => ("200 OK", "ok\n".to_string()),
+                _ => ("404 Not Found", "try /metrics or /healthz\n".to_string()),
+            };
+            let resp = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(resp.as_bytes()).await;
+        });
+    }
+}

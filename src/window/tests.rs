@@ -1,0 +1,139 @@
+use super::*;
+use proptest::prelude::*;
+
+const MIN: Micros = 60_000_000;
+
+fn agg() -> WindowAggregator {
+    WindowAggregator::new(WindowParams {
+        size: MIN,
+        delay: 30_000_000,
+        max_open_groups: 1000,
+    })
+}
+
+fn wearable(t: Micros, player: i64, hr: f64) -> Event {
+    Event {
+        sensor: SensorKind::Wearable,
+        device_id: format!("w{player}"),
+        event_time: t,
+        match_id: 1,
+        event_id: None,
+        identity: Identity::Wearable {
+            player_id: player,
+            player_name: Some(format!("P{player}")),
+        },
+        values: vec![(0, hr)],
+    }
+}
+
+fn push(a: &mut WindowAggregator, e: &Event, out: &mut Vec<WindowRow>) -> Placement {
+    let p = a.add(e, &e.values.clone());
+    a.advance(e.sensor, e.event_time, out);
+    p
+}
+
+#[test]
+fn window_is_emitted_once_the_watermark_reaches_its_end() {
+    let mut a = agg();
+    let mut out = vec![];
+    push(&mut a, &wearable(10_000_000, 7, 100.0), &mut out);
+    push(&mut a, &wearable(50_000_000, 7, 110.0), &mut out);
+    push(&mut a, &wearable(89_000_000, 7, 120.0), &mut out); // wm = 59s
+    assert!(out.is_empty());
+    push(&mut a, &wearable(90_000_000, 7, 130.0), &mut out); // wm = 60s = end
+    assert_eq!(out.len(), 1);
+    let r = &out[0];
+    assert_eq!((r.start, r.end), (0, MIN));
+    assert_eq!(r.cell.events, 2);
+    assert_eq!(r.cell.aggs[0].mean(), Some(105.0));
+    assert_eq!(r.cell.aggs[0].min(), Some(100.0));
+    assert_eq!(r.cell.aggs[0].max(), Some(110.0));
+    assert_eq!(r.cell.aggs[1].mean(), None, "acceleration absent gives nulls");
+    assert_eq!(r.cell.player_name.as_deref(), Some("P7"));
+}
+
+#[test]
+fn late_reading_after_watermark_goes_to_late_table() {
+    let mut a = agg();
+    let mut out = vec![];
+    push(&mut a, &wearable(100_000_000, 7, 100.0), &mut out); // wm = 70s
+    let p = push(&mut a, &wearable(5_000_000, 8, 90.0), &mut out);
+    assert_eq!(p, Placement::Late { watermark: 70_000_000 });
+    // A late event never moves the watermark backwards.
+    assert_eq!(a.watermark(SensorKind::Wearable), Some(70_000_000));
+}
+
+#[test]
+fn watermarks_are_per_kind() {
+    let mut a = agg();
+    let mut out = vec![];
+    push(&mut a, &wearable(1_000 * MIN, 7, 100.0), &mut out);
+    let mut pitch = wearable(5 * MIN, 1, 140.0);
+    pitch.sensor = SensorKind::Pitch;
+    pitch.identity = Identity::Pitch { delivery_id: None };
+    assert_eq!(push(&mut a, &pitch, &mut out), Placement::Window);
+}
+
+#[test]
+fn flush_all_emits_every_open_window_in_time_order() {
+    let mut a = agg();
+    let mut out = vec![];
+    push(&mut a, &wearable(0, 2, 1.0), &mut out);
+    push(&mut a, &wearable(1, 1, 1.0), &mut out);
+    push(&mut a, &wearable(MIN + 1, 1, 1.0), &mut out);
+    a.flush_all(&mut out);
+    let got: Vec<_> = out.iter().map(|r| (r.start, r.key.clone())).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, GroupKey::Wearable { match_id: 1, player_id: 1 }),
+            (0, GroupKey::Wearable { match_id: 1, player_id: 2 }),
+            (MIN, GroupKey::Wearable { match_id: 1, player_id: 1 }),
+        ]
+    );
+    assert_eq!(a.open_cells(), 0);
+}
+
+#[test]
+fn new_groups_past_the_cap_are_dropped_and_counted() {
+    let mut a = WindowAggregator::new(WindowParams { size: MIN, delay: 0, max_open_groups: 2 });
+    let mut out = vec![];
+    assert_eq!(push(&mut a, &wearable(0, 1, 1.0), &mut out), Placement::Window);
+    assert_eq!(push(&mut a, &wearable(0, 2, 1.0), &mut out), Placement::Window);
+    assert_eq!(push(&mut a, &wearable(0, 3, 1.0), &mut out), Placement::Dropped);
+    assert_eq!(push(&mut a, &wearable(0, 1, 2.0), &mut out), Placement::Window, "existing group still counts");
+    assert_eq!(a.dropped(), 1);
+}
+
+#[test]
+fn negative_times_align_to_epoch_multiples() {
+    let a = agg();
+    assert_eq!(a.window_start(-1), -MIN);
+}
+
+proptest! {
+    #[test]
+    fn each_accepted_reading_lands_in_exactly_one_window_or_in_late(
+        times in prop::collection::vec(0i64..20 * MIN, 1..300),
+    ) {
+        let mut a = agg();
+        let mut out = vec![];
+        let mut late = 0u64;
+        for (i, &t) in times.iter().enumerate() {
+            match push(&mut a, &wearable(t, (i % 3) as i64, 1.0), &mut out) {
+                Placement::Late { .. } => late += 1,
+                Placement::Window => {}
+                Placement::Dropped => prop_assert!(false, "cap not reached"),
+            }
+        }
+        a.flush_all(&mut out);
+        let in_windows: u64 = out.iter().map(|r| r.cell.aggs[0].count).sum();
+        prop_assert_eq!(in_windows + late, times.len() as u64);
+        // Windows are emitted once: no (start, group) twice.
+        let mut keys: Vec<_> = out.iter().map(|r| (r.start, r.key.clone())).collect();
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        prop_assert_eq!(keys.len(), n);
+    }
+}
