@@ -24,6 +24,7 @@ from pitchside_ingest.arrow_batch import file_schema
 from pitchside_ingest.spark_job import JobOptions, run
 from pitchside_ingest.tables import TABLE_NAMES, table
 from test_spark_job import normalize, spark_contents
+from test_tables import SPEC_COLUMNS, parquet_columns
 
 FILE_NAME = re.compile(r"^gw-1-\d{12}\.parquet$")
 
@@ -63,8 +64,7 @@ def test_gateway_writes_every_table_in_the_spec_layout_and_schema(replay_outbox)
         for path in gateway_files(replay_outbox, name):
             rel = path.relative_to(replay_outbox / name).parts
             assert rel[0] == f"venue_id={gi.VENUE}" and FILE_NAME.match(rel[2]), path
-            schema = pq.read_schema(path)
-            assert schema.equals(file_schema(spec), check_metadata=False), f"{path}:\n{schema}"
+            assert parquet_columns(path) == SPEC_COLUMNS[name], path
             earliest = pq.read_table(path, columns=[spec.time_column]).column(0)
             first = min(earliest.to_pylist())
             assert rel[1] == f"date={first:%Y-%m-%d}", path

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+
+import synthetic
 
 from pitchside_ingest import ddl, merge, views
 from pitchside_ingest.arrow_batch import file_schema
@@ -60,6 +63,34 @@ def spec_schema(name: str) -> pa.Schema:
     return pa.schema(fields)
 
 
+def parquet_columns(path) -> str:
+    """A Parquet file's columns in the notation of SPEC_COLUMNS, from its Parquet types.
+
+    Read from the Parquet schema itself (physical and logical types, REQUIRED or
+    OPTIONAL), not from an Arrow schema the writer may have embedded.
+    """
+    schema = pq.ParquetFile(path).schema
+    out = []
+    for i in range(len(schema)):
+        c = schema.column(i)
+        logical = str(c.logical_type)
+        if c.physical_type == "BYTE_ARRAY" and logical == "String":
+            typ = "str"
+        elif c.physical_type == "BYTE_ARRAY" and logical == "None":
+            typ = "binary"
+        elif c.physical_type == "INT64" and logical.startswith("Timestamp("):
+            utc_micros = "isAdjustedToUTC=true" in logical and "timeUnit=microseconds" in logical
+            typ = "ts" if utc_micros else logical
+        elif c.physical_type == "INT64" and logical in ("None", "Int(bitWidth=64, isSigned=true)"):
+            typ = "int64"
+        elif c.physical_type == "DOUBLE":
+            typ = "double"
+        else:
+            typ = f"{c.physical_type}/{logical}"
+        out.append(f"{c.name} {typ}{'?' if c.max_definition_level else ''}")
+    return ", ".join(out)
+
+
 def test_every_spec_table_is_in_the_catalogue():
     assert set(TABLE_NAMES) == set(SPEC_COLUMNS)
 
@@ -67,6 +98,12 @@ def test_every_spec_table_is_in_the_catalogue():
 @pytest.mark.parametrize("name", TABLE_NAMES)
 def test_file_schema_matches_spec_section_5(name):
     assert file_schema(table(name)).equals(spec_schema(name), check_metadata=False)
+
+
+def test_synthetic_files_have_the_spec_parquet_types(tmp_path):
+    synthetic.write_outbox(tmp_path, 1)
+    for path in tmp_path.rglob("*.parquet"):
+        assert parquet_columns(path) == SPEC_COLUMNS[path.relative_to(tmp_path).parts[0]]
 
 
 @pytest.mark.parametrize("spec", TABLES, ids=TABLE_NAMES)
