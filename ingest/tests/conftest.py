@@ -79,12 +79,18 @@ def replay_outbox(pitchside_bin, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def replay_outbox_twice(pitchside_bin, replay_outbox, tmp_path_factory) -> Path:
-    """A second replay of the same input by the same gateway (its seq goes on)."""
+def replay_again(pitchside_bin, replay_outbox):
+    """Replay the same input once more into `outbox`, by the same gateway.
+
+    Into a folder that already holds the first replay's files, the gateway
+    numbers the new files on, so this is the same rows arriving in new files.
+    """
     work = replay_outbox.parent
-    outbox = tmp_path_factory.mktemp("replay2") / "outbox"
-    replay(pitchside_bin, work, work / "input.jsonl", outbox)
-    return outbox
+
+    def again(outbox: Path) -> None:
+        replay(pitchside_bin, work, work / "input.jsonl", outbox)
+
+    return again
 
 
 @pytest.fixture(scope="session")

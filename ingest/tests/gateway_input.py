@@ -11,7 +11,7 @@ One JSON line per event (SPEC §1), in arrival order, from 19:30:00Z:
 * crowd: zone "north", decibels every 30 s.
 * generic: g-1 "temp" every 10 s for 2 minutes, alternating 20/21, then 60.
 * one late wearable event (19:30:05 after 19:32:00 arrived), one exact
-  duplicate, and four lines pitchside must reject.
+  duplicate, and five lines pitchside must reject (two of them identical).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ BAD_LINES = [
     '{"sensor":"wearable","device_id":"w-1","match_id":1,"player_id":1,"heart_rate":80}',
     '{"sensor":"pitch","device_id":"p-1","event_time":"2026-11-29T19:31:00Z","match_id":1,"spin_rate":"fast"}',
     "[1, 2, 3]",
+    "this is not json",  # the same bad line again: in replay both get the same received_at
 ]
 LATE_EVENT = {"sensor": "wearable", "device_id": "w-9", "event_time": "2026-11-29T19:30:05Z",
               "match_id": 1, "player_id": 9, "heart_rate": 130}

@@ -104,7 +104,10 @@ def test_known_window_fatigue_late_and_reject_values(ingested):
     [late] = t["late"]
     assert (late["device_id"], late["event_time"], late["watermark"]) == (
         "w-9", normalize(utc(0, 5)), normalize(utc(1, 30)))
-    assert sorted(r["payload"] for r in t["rejects"]) == sorted(line.encode() for line in gi.BAD_LINES)
+    rejects = sorted((r["payload"], r["occurrence"]) for r in t["rejects"])
+    assert [p for p, _ in rejects] == sorted(line.encode() for line in gi.BAD_LINES)
+    # The two identical bad lines got the same received_at: both kept, numbered.
+    assert [o for p, o in rejects if p == b"this is not json"] == [1, 2]
 
 
 def test_fatigue_spin_view_matches_a_direct_computation(spark, ingested, replay_outbox):
@@ -151,7 +154,7 @@ def delta_contents(target: Path, name: str, drop: tuple[str, ...] = ()) -> list[
     return sorted(rows, key=repr)
 
 
-def test_delta_rs_runner_over_a_replay_and_a_second_replay(replay_outbox, replay_outbox_twice, tmp_path):
+def test_delta_rs_runner_over_a_replay_and_a_second_replay(replay_outbox, replay_again, tmp_path):
     """A second replay re-emits every row in new files: the deterministic tables do not grow."""
     store, target = tmp_path / "bucket", tmp_path / "delta"
     copy_tree(replay_outbox, store)
@@ -165,11 +168,17 @@ def test_delta_rs_runner_over_a_replay_and_a_second_replay(replay_outbox, replay
     local_runner.run(str(store), target, reprocess=True)
     assert {n: delta_contents(target, n, drop=("source_file",)) for n in keyed} == before
 
-    copy_tree(replay_outbox_twice, store)
-    local_runner.run(str(store), target)
+    files_before = set(store.rglob("*.parquet"))
+    replay_again(store)
+    new_files = set(store.rglob("*.parquet")) - files_before
+    assert len(new_files) == len(files_before), "the second replay must write new files"
+    result = local_runner.run(str(store), target)
+    assert {n: r.files for n, r in result.items()} == {n: 1 for n in TABLE_NAMES}
     after = {n: delta_contents(target, n, drop=("source_file",)) for n in keyed}
-    for name in keyed:
-        if name == "alerts":  # detected_at is the gateway's clock; the first one stays
-            assert after[name] == before[name]
-        else:
-            assert len(after[name]) == len(before[name]), name
+    # Insert-only tables keep the first copy (received_at and detected_at are the
+    # gateway's clock); windows take the newer file's identical row.
+    assert after == before
+    assert {n: result[n].rows_inserted for n in keyed} == {n: 0 for n in keyed}
+    # rejects and progress are new receptions (a new received_at / timestamp): they add up.
+    assert len(delta_contents(target, "rejects")) == 2 * len(gi.BAD_LINES)
+    assert len(delta_contents(target, "progress")) == 2 * read_gateway_table(replay_outbox, "progress").num_rows
