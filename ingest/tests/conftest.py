@@ -56,10 +56,11 @@ def pitchside_bin() -> Path:
     pytest.skip(message)
 
 
-def replay(binary: Path, workdir: Path, input_path: Path, outbox: Path) -> None:
+def replay(binary: Path, workdir: Path, input_path: Path, outbox: Path,
+           venue: str = gateway_input.VENUE, gateway: str = gateway_input.GATEWAY) -> None:
     """Run `pitchside replay` with a test config; spool and state under workdir."""
     config = workdir / "pitchside.toml"
-    config.write_text(gateway_input.config_toml(workdir))
+    config.write_text(gateway_input.config_toml(workdir, venue, gateway))
     result = subprocess.run(
         [str(binary), "replay", "--config", str(config), "--input", str(input_path), "--output", str(outbox)],
         capture_output=True, timeout=300,

@@ -80,10 +80,10 @@ def lines() -> list[str]:
     return out[:20] + BAD_LINES + out[20:]
 
 
-def config_toml(workdir: Path) -> str:
+def config_toml(workdir: Path, venue: str = VENUE, gateway: str = GATEWAY) -> str:
     return f"""[venue]
-id = "{VENUE}"
-gateway_id = "{GATEWAY}"
+id = "{venue}"
+gateway_id = "{gateway}"
 
 [output]
 store = "file://{workdir}/store"

@@ -9,34 +9,21 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import datetime, timedelta
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable
 
 import gateway_input as gi
 from conftest import copy_tree
+from helpers import (delta_contents, expected_fatigue_context, gateway_files, normalize, plan_of,
+                     read_gateway_table, spark_contents, view_fatigue_context)
 from pitchside_ingest import local_runner, views
-from pitchside_ingest.arrow_batch import file_schema
 from pitchside_ingest.spark_job import JobOptions, run
 from pitchside_ingest.tables import TABLE_NAMES, table
-from test_spark_job import normalize, spark_contents
 from test_tables import SPEC_COLUMNS, parquet_columns
 
 FILE_NAME = re.compile(r"^gw-1-\d{12}\.parquet$")
-
-
-def gateway_files(outbox: Path, name: str) -> list[Path]:
-    return sorted((outbox / name).rglob("*.parquet")) if (outbox / name).exists() else []
-
-
-def read_gateway_table(outbox: Path, name: str) -> pa.Table:
-    """Every row pitchside wrote for a table, read with pyarrow (no ingest code)."""
-    parts = [pq.ParquetFile(f).read() for f in gateway_files(outbox, name)]
-    return pa.concat_tables(parts) if parts else file_schema(table(name)).empty_table()
 
 
 def utc(minutes: float = 0, seconds: float = 0) -> datetime:
@@ -112,22 +99,9 @@ def test_known_window_fatigue_late_and_reject_values(ingested):
 
 def test_fatigue_spin_view_matches_a_direct_computation(spark, ingested, replay_outbox):
     """fatigue_pitch_context against the same join computed here from the gateway files."""
-    fatigue = read_gateway_table(replay_outbox, "fatigue_alerts").to_pylist()
-    pitch = read_gateway_table(replay_outbox, "windows_pitch").to_pylist()
-    minute_spin = {(p["match_id"], p["window_start"]): p["spin_rate_mean"] for p in pitch}
-    match_avg = {}
-    for match in {p["match_id"] for p in pitch}:
-        values = [v for (m, _), v in minute_spin.items() if m == match and v is not None]
-        match_avg[match] = sum(values) / len(values)
-    expected = sorted(
-        (f["alert_id"], minute_spin.get((f["match_id"], f["window_start"])), match_avg.get(f["match_id"]),
-         minute_spin.get((f["match_id"], f["window_start"])) > match_avg[f["match_id"]])
-        for f in fatigue
-    )
-    view = spark.table("fatigue_pitch_context")
-    assert "BroadcastHashJoin" in view._jdf.queryExecution().executedPlan().toString()
-    got = sorted((r.alert_id, r.spin_rate_mean, r.match_spin_rate_mean, r.spin_above_match_avg)
-                 for r in view.collect())
+    expected = expected_fatigue_context(replay_outbox)
+    assert "BroadcastHashJoin" in plan_of(spark.table("fatigue_pitch_context"))
+    got = view_fatigue_context(spark)
     assert len(got) == len(expected) == 1
     for g, e in zip(got, expected):
         assert g[0] == e[0] and g[1] == e[1] and g[3] == e[3] and math.isclose(g[2], e[2], rel_tol=1e-12)
@@ -144,14 +118,6 @@ def test_alerts_per_device_hour_and_fleet_health(spark, ingested, replay_outbox)
     assert health.input_rows_total == sum(progress.column("input_rows").to_pylist())
     assert health.rejected_rows_total == sum(progress.column("rejected_rows").to_pylist())
     assert health.late_rows_total == sum(progress.column("late_rows").to_pylist())
-
-
-def delta_contents(target: Path, name: str, drop: tuple[str, ...] = ()) -> list[dict]:
-    path = str(target / name)
-    if not DeltaTable.is_deltatable(path):
-        return []
-    rows = DeltaTable(path).to_pyarrow_table().drop_columns(list(drop)).to_pylist()
-    return sorted(rows, key=repr)
 
 
 def test_delta_rs_runner_over_a_replay_and_a_second_replay(replay_outbox, replay_again, tmp_path):

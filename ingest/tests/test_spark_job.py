@@ -8,38 +8,13 @@ parsed by Spark (test_tables).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import pytest
 
 import synthetic
+from helpers import canonical, normalize, plan_of, spark_contents
 from pitchside_ingest import local_runner, views
 from pitchside_ingest.spark_job import JobOptions, run
-from pitchside_ingest.spark_sinks import ParquetSink
-from pitchside_ingest.tables import TABLE_NAMES, table
-
-
-def normalize(value):
-    """Spark and delta-rs values in one form (naive UTC datetimes, bytes)."""
-    if isinstance(value, datetime) and value.tzinfo is not None:
-        return value.astimezone(timezone.utc).replace(tzinfo=None)
-    if isinstance(value, bytearray):
-        return bytes(value)
-    return value
-
-
-def canonical(rows: list[dict]) -> list[dict]:
-    return sorted(({k: normalize(v) for k, v in r.items()} for r in rows), key=repr)
-
-
-def spark_contents(spark, target) -> dict[str, list[dict]]:
-    sink = ParquetSink(str(target))
-    out = {}
-    for name in TABLE_NAMES:
-        df = sink.read(spark, table(name))
-        rows = [] if df is None else [r.asDict() for r in df.select(*table(name).table_column_names).collect()]
-        out[name] = canonical(rows)
-    return out
+from pitchside_ingest.tables import TABLE_NAMES
 
 
 def job(store, target, checkpoint) -> JobOptions:
@@ -100,7 +75,7 @@ def test_views_over_the_ingested_tables(spark, runs):
     views.create_views(spark, temporary=True)
 
     fatigue = spark.table("fatigue_pitch_context")
-    plan = fatigue._jdf.queryExecution().executedPlan().toString()
+    plan = plan_of(fatigue)
     assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan
     [row] = fatigue.collect()
     assert (row.spin_rate_mean, row.match_spin_rate_mean, row.spin_above_match_avg) == (1500.0, 1200.0, True)
