@@ -78,27 +78,33 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
         return Err(AppError::NoSources);
     }
 
-    let (table_tx, mut table_rx) = mpsc::channel::<Vec<TableBuffer>>(config.encode_queue);
+    let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.encode_queue);
     let (file_tx, file_rx) = mpsc::channel::<SpooledFile>(1024);
     let uploader = Uploader::new(store.clone(), stats.clone(), pending);
     tracker.spawn(uploader.run(file_rx, shutdown.clone()));
 
-    let mut writer = TableWriter::new(spool, config.snappy);
+    let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
     let enc_stats = stats.clone();
     let encoder = std::thread::Builder::new()
         .name("encoder".into())
         .spawn(move || {
+            let hand_over = |f: SpooledFile| {
+                if file_tx.blocking_send(f).is_err() {
+                    warn!("Uploader stopped; file stays in the spool for the next start.");
+                }
+            };
             while let Some(batch) = table_rx.blocking_recv() {
-                for buf in &batch {
-                    match writer.write(buf, &enc_stats) {
-                        Ok(Some(f)) => {
-                            if file_tx.blocking_send(f).is_err() {
-                                warn!("Uploader stopped; file stays in the spool for the next start.");
-                            }
-                        }
-                        Ok(None) => {}
-                        // Rows of this table for this flush are lost: say so loudly.
-                        Err(e) => error!(table = buf.table.name(), rows = buf.rows, error = %e, "Table could not be written; its rows are lost."),
+                for buf in &batch.tables {
+                    match writer.append(buf, &enc_stats) {
+                        Ok(closed) => closed.into_iter().for_each(hand_over),
+                        // These rows are lost: say so loudly.
+                        Err(e) => error!(table = buf.table.name(), rows = buf.rows, error = %e, "Rows could not be written; they are lost."),
+                    }
+                }
+                if batch.flush {
+                    match writer.close_all(&enc_stats) {
+                        Ok(files) => files.into_iter().for_each(hand_over),
+                        Err(e) => error!(error = %e, "Table files could not be finished; their rows are lost."),
                     }
                 }
             }
@@ -162,11 +168,12 @@ async fn simulator_source(mut sim: Simulator, tx: mpsc::Sender<RawInput>, shutdo
 async fn pipeline_task(
     config: Config,
     mut rx: mpsc::Receiver<RawInput>,
-    tables: mpsc::Sender<Vec<TableBuffer>>,
+    tables: mpsc::Sender<Batch>,
     stats: Arc<UploadStats>,
     snapshot: Arc<Mutex<MetricsSnapshot>>,
 ) {
     let mut p = Pipeline::new(&config, true);
+    let row_group = row_group_rows(&config);
     let mut progress = ProgressTracker::new(now_micros());
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
     let mut flush = tokio::time::interval(period(config.flush_interval));
@@ -187,11 +194,11 @@ async fn pipeline_task(
                 }
                 progress.add_busy(t0.elapsed().as_micros() as u64);
                 log_alerts(p.drain_alerts());
-                if p.max_buffered_rows() >= config.max_rows_per_file {
-                    send(&tables, p.take_tables(config.max_rows_per_file)).await;
+                if p.max_buffered_rows() >= row_group {
+                    send(&tables, p.take_tables(row_group), false).await;
                 }
             }
-            _ = flush.tick() => send(&tables, p.take_tables(1)).await,
+            _ = flush.tick() => send(&tables, p.take_tables(1), true).await,
             _ = report.tick() => {
                 p.expire_idle();
                 let row = progress.tick(now_micros(), &p, &stats);
@@ -203,7 +210,7 @@ async fn pipeline_task(
     }
     let row = progress.tick(now_micros(), &p, &stats);
     p.push_progress(&row);
-    send(&tables, p.take_tables(1)).await;
+    send(&tables, p.take_tables(1), true).await;
     info!(
         inputs = p.counters().input_rows,
         alerts = p.counters().alerts,
@@ -211,8 +218,25 @@ async fn pipeline_task(
     );
 }
 
-async fn send(tx: &mpsc::Sender<Vec<TableBuffer>>, bufs: Vec<TableBuffer>) {
-    if !bufs.is_empty() && tx.send(bufs).await.is_err() {
+/// Rows the pipeline hands to the encoder at a time: one row group.
+pub fn row_group_rows(config: &Config) -> usize {
+    ROW_GROUP_ROWS.min(config.max_rows_per_file)
+}
+
+/// Rows per Parquet row group (and per buffer handed to the encoder).
+pub const ROW_GROUP_ROWS: usize = 16_384;
+
+/// Table buffers for the encoder; `flush` closes every open file after them.
+#[derive(Debug)]
+pub struct Batch {
+    /// Row groups, one buffer per table.
+    pub tables: Vec<TableBuffer>,
+    /// Finish every open file after appending.
+    pub flush: bool,
+}
+
+async fn send(tx: &mpsc::Sender<Batch>, tables: Vec<TableBuffer>, flush: bool) {
+    if (flush || !tables.is_empty()) && tx.send(Batch { tables, flush }).await.is_err() {
         error!("Encoder stopped; these rows are lost.");
     }
 }

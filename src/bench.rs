@@ -74,7 +74,7 @@ fn rss_kib(field: &str) -> u64 {
 }
 
 /// Runs the benchmark.
-pub fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
+pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let tmp;
     let dir = match &a.dir {
         Some(d) => {
@@ -118,9 +118,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let out = dir.join("out");
     let _ = std::fs::remove_dir_all(&out);
     let rss_before = rss_kib("VmRSS:");
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let started = std::time::Instant::now();
-    let summary = rt.block_on(crate::replay::replay(&cfg, &input, Some(&out), None))?;
+    let summary = crate::replay::replay(&cfg, &input, Some(&out), None).await?;
     let seconds = started.elapsed().as_secs_f64();
     let report = BenchReport {
         args: a.clone(),

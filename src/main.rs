@@ -165,7 +165,7 @@ fn main() -> Result<()> {
                 println!("# {}: valid\n{}", config.display(), cfg.to_toml());
             }
             Command::Bench(args) => {
-                let report = pitchside::bench::run(&args)?;
+                let report = pitchside::bench::run(&args).await?;
                 println!("{report}");
             }
         }

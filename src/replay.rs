@@ -116,7 +116,8 @@ pub async fn replay(
     }
     let stats = Arc::new(UploadStats::default());
     let pending = spool.pending()?;
-    let mut writer = TableWriter::new(spool, config.snappy);
+    let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
+    let row_group = crate::app::row_group_rows(config);
     let mut pipeline = Pipeline::new(config, false);
     pipeline.disable_live_alerts();
 
@@ -135,11 +136,12 @@ pub async fn replay(
     let mut framer = LineFramer::new(config.max_event_bytes);
     let mut chunk = vec![0u8; 256 * 1024];
     let mut files = 0u64;
-    let mut write = |bufs: Vec<TableBuffer>, w: &mut TableWriter| -> Result<(), ReplayError> {
+    let mut write = |bufs: Vec<TableBuffer>, w: &mut TableWriter, flush: bool| -> Result<(), ReplayError> {
         for b in &bufs {
-            if w.write(b, &stats)?.is_some() {
-                files += 1;
-            }
+            files += w.append(b, &stats)?.is_some() as u64;
+        }
+        if flush {
+            files += w.close_all(&stats)?.len() as u64;
         }
         Ok(())
     };
@@ -154,8 +156,8 @@ pub async fn replay(
         let t0 = std::time::Instant::now();
         framer.push(&chunk[..n], &mut |line| feed(&mut pipeline, &source, sensor, line, now));
         progress.add_busy(t0.elapsed().as_micros() as u64);
-        if pipeline.max_buffered_rows() >= config.max_rows_per_file {
-            write(pipeline.take_tables(config.max_rows_per_file), &mut writer)?;
+        if pipeline.max_buffered_rows() >= row_group {
+            write(pipeline.take_tables(row_group), &mut writer, false)?;
         }
     }
     let now = now_micros();
@@ -163,7 +165,7 @@ pub async fn replay(
     pipeline.flush_windows();
     let row = progress.tick(now_micros(), &pipeline, &stats);
     pipeline.push_progress(&row);
-    write(pipeline.take_tables(1), &mut writer)?;
+    write(pipeline.take_tables(1), &mut writer, true)?;
 
     let mut pending_all = pending;
     pending_all.extend(writer.spool().pending()?);

@@ -12,7 +12,12 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
+use crate::model::Micros;
+use std::io::Write;
 use std::sync::Arc;
+
+/// Rows handed to the column writers at a time.
+const CHUNK_ROWS: usize = 8192;
 
 /// The Parquet schema of a table.
 pub fn schema(table: TableId) -> Result<Type, ParquetError> {
@@ -45,9 +50,9 @@ pub fn schema(table: TableId) -> Result<Type, ParquetError> {
     Type::group_type_builder("schema").with_fields(fields).build()
 }
 
-/// Encodes a buffer's rows as a complete Parquet file.
-pub fn encode(buf: &TableBuffer, snappy: bool) -> Result<Vec<u8>, ParquetError> {
-    let props = WriterProperties::builder()
+/// Writer settings for every file (fixed `created_by`, so same rows → same bytes).
+pub fn properties(snappy: bool, row_group_rows: usize) -> Result<WriterProperties, ParquetError> {
+    Ok(WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_created_by(format!("pitchside {}", env!("CARGO_PKG_VERSION")))
         .set_compression(if snappy {
@@ -55,34 +60,96 @@ pub fn encode(buf: &TableBuffer, snappy: bool) -> Result<Vec<u8>, ParquetError> 
         } else {
             Compression::ZSTD(ZstdLevel::try_new(1)?)
         })
-        .set_max_row_group_row_count(Some(buf.rows.max(1)))
-        .build();
-    let mut out = Vec::with_capacity(buf.bytes() / 4 + 1024);
-    let mut writer = SerializedFileWriter::new(&mut out, Arc::new(schema(buf.table)?), Arc::new(props))?;
-    let mut rg = writer.next_row_group()?;
-    let mut i = 0;
-    while let Some(mut col) = rg.next_column()? {
-        let defs = buf.table.columns()[i].nullable.then(|| buf.defs[i].as_slice());
-        match &buf.columns[i] {
-            ColumnBuf::I64(v) => {
-                col.typed::<Int64Type>().write_batch(v, defs, None)?;
-            }
-            ColumnBuf::F64(v) => {
-                col.typed::<DoubleType>().write_batch(v, defs, None)?;
-            }
-            ColumnBuf::Bytes { data, offsets } => {
-                let shared = Bytes::copy_from_slice(data);
-                let values: Vec<ByteArray> = offsets
-                    .windows(2)
-                    .map(|w| ByteArray::from(shared.slice(w[0]..w[1])))
-                    .collect();
-                col.typed::<ByteArrayType>().write_batch(&values, defs, None)?;
-            }
-        }
-        col.close()?;
-        i += 1;
+        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+        .build())
+}
+
+/// A Parquet file being written one row group at a time.
+pub struct ParquetFile<W: Write + Send> {
+    writer: SerializedFileWriter<W>,
+    table: TableId,
+    /// Rows written so far.
+    pub rows: usize,
+    /// Earliest partition time of the rows so far.
+    pub min_time: Option<Micros>,
+}
+
+impl<W: Write + Send> ParquetFile<W> {
+    /// Starts a file for `table` on `out`.
+    pub fn new(out: W, table: TableId, props: WriterProperties) -> Result<Self, ParquetError> {
+        Ok(ParquetFile {
+            writer: SerializedFileWriter::new(out, Arc::new(schema(table)?), Arc::new(props))?,
+            table,
+            rows: 0,
+            min_time: None,
+        })
     }
-    rg.close()?;
-    writer.close()?;
-    Ok(out)
+
+    /// Writes a buffer's rows as one row group.
+    pub fn append(&mut self, buf: &TableBuffer) -> Result<(), ParquetError> {
+        debug_assert_eq!(buf.table, self.table);
+        if buf.rows == 0 {
+            return Ok(());
+        }
+        let mut rg = self.writer.next_row_group()?;
+        let mut i = 0;
+        while let Some(mut col) = rg.next_column()? {
+            let nullable = buf.table.columns()[i].nullable;
+            let defs = &buf.defs[i];
+            // One copy of this column's string bytes; values are cheap slices of it.
+            let shared = match &buf.columns[i] {
+                ColumnBuf::Bytes { data, .. } => Bytes::copy_from_slice(data),
+                _ => Bytes::new(),
+            };
+            // Hand values over in chunks so that per-value wrappers (ByteArray)
+            // never exist for a whole row group at once.
+            let mut v0 = 0;
+            for r0 in (0..buf.rows).step_by(CHUNK_ROWS) {
+                let r1 = (r0 + CHUNK_ROWS).min(buf.rows);
+                let (chunk_defs, n) = if nullable {
+                    let d = &defs[r0..r1];
+                    (Some(d), d.iter().filter(|&&x| x == 1).count())
+                } else {
+                    (None, r1 - r0)
+                };
+                let v1 = v0 + n;
+                match &buf.columns[i] {
+                    ColumnBuf::I64(v) => {
+                        col.typed::<Int64Type>().write_batch(&v[v0..v1], chunk_defs, None)?;
+                    }
+                    ColumnBuf::F64(v) => {
+                        col.typed::<DoubleType>().write_batch(&v[v0..v1], chunk_defs, None)?;
+                    }
+                    ColumnBuf::Bytes { offsets, .. } => {
+                        let values: Vec<ByteArray> = offsets[v0..=v1]
+                            .windows(2)
+                            .map(|w| ByteArray::from(shared.slice(w[0]..w[1])))
+                            .collect();
+                        col.typed::<ByteArrayType>().write_batch(&values, chunk_defs, None)?;
+                    }
+                }
+                v0 = v1;
+            }
+            col.close()?;
+            i += 1;
+        }
+        rg.close()?;
+        self.rows += buf.rows;
+        if let Some(t) = buf.min_time {
+            self.min_time = Some(self.min_time.map_or(t, |m| m.min(t)));
+        }
+        Ok(())
+    }
+
+    /// Writes the footer and returns the output.
+    pub fn finish(self) -> Result<W, ParquetError> {
+        self.writer.into_inner()
+    }
+}
+
+/// Encodes a buffer's rows as a complete in-memory Parquet file (one row group).
+pub fn encode(buf: &TableBuffer, snappy: bool) -> Result<Vec<u8>, ParquetError> {
+    let mut f = ParquetFile::new(Vec::new(), buf.table, properties(snappy, buf.rows)?)?;
+    f.append(buf)?;
+    f.finish()
 }

@@ -128,35 +128,41 @@ impl Spool {
         self.root.join("state/seq").join(t.name())
     }
 
-    /// Writes a complete file for `table` whose earliest row falls on `date`.
-    pub fn write(&mut self, table: TableId, date: &str, bytes: &[u8]) -> Result<SpooledFile, SpoolError> {
-        let seq = self.next_seq[table.index()];
-        let key = object_key(table, &self.venue_id, date, &self.gateway_id, seq);
-        let path = self.root.join("outgoing").join(&key);
+    /// Creates a temporary file for a table; [`Spool::commit`] makes it final.
+    pub fn create_temp(&mut self, table: TableId) -> Result<(File, PathBuf), SpoolError> {
         self.tmp_counter += 1;
         let tmp = self
             .root
             .join("tmp")
-            .join(format!("{}-{}-{}.tmp", table.name(), seq, self.tmp_counter));
-        {
-            let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
-            f.write_all(bytes).map_err(io("write", &tmp))?;
-            f.sync_all().map_err(io("fsync", &tmp))?;
-        }
+            .join(format!("{}-{}-{}.tmp", table.name(), std::process::id(), self.tmp_counter));
+        let f = File::create(&tmp).map_err(io("create", &tmp))?;
+        Ok((f, tmp))
+    }
+
+    /// Fsyncs a finished temporary file and moves it to its final key with
+    /// the table's next sequence number.
+    pub fn commit(&mut self, table: TableId, file: File, tmp: &Path, date: &str) -> Result<SpooledFile, SpoolError> {
+        file.sync_all().map_err(io("fsync", tmp))?;
+        let size = file.metadata().map_err(io("stat", tmp))?.len();
+        drop(file);
+        let seq = self.next_seq[table.index()];
+        let key = object_key(table, &self.venue_id, date, &self.gateway_id, seq);
+        let path = self.root.join("outgoing").join(&key);
         // The parent exists under outgoing/ because key has a table/venue/date prefix.
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
         fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-        fs::rename(&tmp, &path).map_err(io("rename", &path))?;
+        fs::rename(tmp, &path).map_err(io("rename", &path))?;
         sync_dir(&dir)?;
         self.next_seq[table.index()] = seq + 1;
         self.persist_seq(table)?;
-        Ok(SpooledFile {
-            table,
-            seq,
-            key,
-            path,
-            size: bytes.len() as u64,
-        })
+        Ok(SpooledFile { table, seq, key, path, size })
+    }
+
+    /// Writes a complete file for `table` whose earliest row falls on `date`.
+    pub fn write(&mut self, table: TableId, date: &str, bytes: &[u8]) -> Result<SpooledFile, SpoolError> {
+        let (mut f, tmp) = self.create_temp(table)?;
+        f.write_all(bytes).map_err(io("write", &tmp))?;
+        self.commit(table, f, &tmp, date)
     }
 
     fn persist_seq(&self, table: TableId) -> Result<(), SpoolError> {

@@ -1,0 +1,93 @@
+//! Helpers shared by the integration tests: running the binary, reading
+//! Parquet back with the `parquet` crate (an independent reader of what the
+//! gateway wrote).
+#![allow(dead_code)]
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::Field;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The pitchside binary built for this test run.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pitchside"))
+}
+
+/// Writes a minimal config into `dir` with extra TOML appended; returns its path.
+pub fn config(dir: &Path, extra: &str) -> PathBuf {
+    let text = format!(
+        "[venue]\nid = \"testvenue\"\ngateway_id = \"gw-1\"\n[output]\nstore = \"file://{}\"\nspool_dir = \"{}\"\n[metrics]\nlisten = \"\"\n{extra}",
+        dir.join("store").display(),
+        dir.join("spool").display()
+    );
+    let path = dir.join("venue.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Every `.parquet` file under `root/table`, sorted.
+pub fn files(root: &Path, table: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        if let Ok(rd) = std::fs::read_dir(d) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "parquet") {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    walk(&root.join(table), &mut out);
+    out.sort();
+    out
+}
+
+/// A row as column name → field.
+pub type Row = BTreeMap<String, Field>;
+
+/// Reads every row of every file of a table.
+pub fn rows(root: &Path, table: &str) -> Vec<Row> {
+    let mut out = Vec::new();
+    for f in files(root, table) {
+        let reader = SerializedFileReader::new(std::fs::File::open(&f).unwrap()).unwrap();
+        for row in reader.get_row_iter(None).unwrap() {
+            let row = row.unwrap();
+            out.push(row.get_column_iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        }
+    }
+    out
+}
+
+/// A string field.
+pub fn s<'a>(r: &'a Row, k: &str) -> &'a str {
+    match &r[k] {
+        Field::Str(s) => s,
+        f => panic!("{k} is not a string: {f:?}"),
+    }
+}
+
+/// An integer or timestamp field.
+pub fn i(r: &Row, k: &str) -> i64 {
+    match &r[k] {
+        Field::Long(v) => *v,
+        Field::TimestampMicros(v) => *v,
+        f => panic!("{k} is not an integer: {f:?}"),
+    }
+}
+
+/// A float field.
+pub fn f(r: &Row, k: &str) -> f64 {
+    match &r[k] {
+        Field::Double(v) => *v,
+        f => panic!("{k} is not a double: {f:?}"),
+    }
+}
+
+/// Whether a field is null.
+pub fn is_null(r: &Row, k: &str) -> bool {
+    matches!(r[k], Field::Null)
+}
