@@ -23,10 +23,19 @@ log = logging.getLogger("pitchside_ingest.spark_sinks")
 
 
 def path_exists(spark: SparkSession, path: str) -> bool:
-    """Whether a file or folder exists, through Spark's Hadoop filesystems."""
-    jvm = spark.sparkContext._jvm
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
-    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hpath)
+    """Whether a file or folder exists, through Spark's Hadoop filesystems.
+
+    Where the JVM is out of reach (Spark Connect: Databricks shared access mode
+    and serverless), the answer is True and a missing folder fails its stream.
+    """
+    try:
+        jvm = spark.sparkContext._jvm
+        hpath = jvm.org.apache.hadoop.fs.Path(path)
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+    except Exception:  # noqa: BLE001 - any Connect-side refusal means "cannot tell"
+        log.info("Cannot check %s without the JVM; assuming it exists.", path)
+        return True
+    return bool(hpath.getFileSystem(conf).exists(hpath))
 
 
 def is_path(target: str) -> bool:
