@@ -39,7 +39,9 @@ pub enum AppError {
         source: std::io::Error,
     },
     /// No source is configured.
-    #[error("no source configured: add [sources.simulator] (or a serial/MQTT source) to the config")]
+    #[error(
+        "no source configured: add [sources.simulator] (or a serial/MQTT source) to the config"
+    )]
     NoSources,
 }
 
@@ -53,7 +55,10 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     let stats = Arc::new(UploadStats::default());
     let pending = spool.pending()?;
     if !pending.is_empty() {
-        info!(files = pending.len(), "Spool has files from an earlier run; uploading them first.");
+        info!(
+            files = pending.len(),
+            "Spool has files from an earlier run; uploading them first."
+        );
     }
     let snapshot = Arc::new(Mutex::new(MetricsSnapshot::default()));
     let tracker = TaskTracker::new();
@@ -61,9 +66,16 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     if let Some(addr) = &config.metrics_listen {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|source| AppError::Listen { addr: addr.clone(), source })?;
+            .map_err(|source| AppError::Listen {
+                addr: addr.clone(),
+                source,
+            })?;
         info!(addr = %addr, "Metrics at http://{addr}/metrics");
-        tracker.spawn(crate::telemetry::serve(listener, snapshot.clone(), shutdown.clone()));
+        tracker.spawn(crate::telemetry::serve(
+            listener,
+            snapshot.clone(),
+            shutdown.clone(),
+        ));
     }
 
     let (input_tx, input_rx) = mpsc::channel::<RawInput>(config.input_queue);
@@ -124,20 +136,33 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     shutdown.cancelled().await;
     info!("Shutting down: draining sources, flushing tables, uploading.");
     if tokio::time::timeout(GRACE, pipeline_task).await.is_err() {
-        error!(grace_s = GRACE.as_secs(), "Pipeline stage did not drain in time.");
+        error!(
+            grace_s = GRACE.as_secs(),
+            "Pipeline stage did not drain in time."
+        );
     }
     let joined = tokio::task::spawn_blocking(move || encoder.join());
     if tokio::time::timeout(GRACE, joined).await.is_err() {
-        error!(grace_s = GRACE.as_secs(), "Encoder stage did not finish in time.");
+        error!(
+            grace_s = GRACE.as_secs(),
+            "Encoder stage did not finish in time."
+        );
     }
     if tokio::time::timeout(GRACE, tracker.wait()).await.is_err() {
-        error!(grace_s = GRACE.as_secs(), "Uploader or a source did not stop in time.");
+        error!(
+            grace_s = GRACE.as_secs(),
+            "Uploader or a source did not stop in time."
+        );
     }
     info!("Stopped.");
     Ok(())
 }
 
-async fn simulator_source(mut sim: Simulator, tx: mpsc::Sender<RawInput>, shutdown: CancellationToken) {
+async fn simulator_source(
+    mut sim: Simulator,
+    tx: mpsc::Sender<RawInput>,
+    shutdown: CancellationToken,
+) {
     let source: crate::model::SourceName = Arc::from("simulator");
     let mut tick = tokio::time::interval(Duration::from_millis(20));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -224,7 +249,7 @@ pub fn row_group_rows(config: &Config) -> usize {
 }
 
 /// Rows per Parquet row group (and per buffer handed to the encoder).
-pub const ROW_GROUP_ROWS: usize = 16_384;
+pub const ROW_GROUP_ROWS: usize = 8_192;
 
 /// Table buffers for the encoder; `flush` closes every open file after them.
 #[derive(Debug)]
@@ -241,7 +266,12 @@ async fn send(tx: &mpsc::Sender<Batch>, tables: Vec<TableBuffer>, flush: bool) {
     }
 }
 
-fn publish(snapshot: &Mutex<MetricsSnapshot>, p: &Pipeline, row: &crate::telemetry::ProgressRow, s: &UploadStats) {
+fn publish(
+    snapshot: &Mutex<MetricsSnapshot>,
+    p: &Pipeline,
+    row: &crate::telemetry::ProgressRow,
+    s: &UploadStats,
+) {
     if let Ok(mut g) = snapshot.lock() {
         g.counters = p.counters().clone();
         g.progress = row.clone();

@@ -50,15 +50,50 @@ impl fmt::Display for BenchReport {
         let a = &self.args;
         let bound = 1.2 * (self.state_keys as f64) * 100.0 * 16.0;
         writeln!(f, "events           {}", a.events)?;
-        writeln!(f, "input            {:.1} MiB", self.input_bytes as f64 / 1048576.0)?;
+        writeln!(
+            f,
+            "input            {:.1} MiB",
+            self.input_bytes as f64 / 1048576.0
+        )?;
         writeln!(f, "raw table        {}", if a.raw { "on" } else { "off" })?;
-        writeln!(f, "devices          {}", if a.churn { format!("{} distinct (churn)", a.events) } else { a.keys.to_string() })?;
+        writeln!(
+            f,
+            "devices          {}",
+            if a.churn {
+                format!("{} distinct (churn)", a.events)
+            } else {
+                a.keys.to_string()
+            }
+        )?;
         writeln!(f, "elapsed          {:.3} s", self.seconds)?;
-        writeln!(f, "throughput       {:.0} events/s", a.events as f64 / self.seconds)?;
-        writeln!(f, "peak RSS         {:.1} MiB (before replay {:.1} MiB)", self.peak_rss_kib as f64 / 1024.0, self.rss_before_kib as f64 / 1024.0)?;
-        writeln!(f, "live keys        {} (max_keys {}, evictions {})", self.state_keys, a.max_keys, self.evictions)?;
-        writeln!(f, "state bytes      {} ({:.2} MiB; 1.2 x keys x window x 16 = {:.2} MiB)", self.state_bytes, self.state_bytes as f64 / 1048576.0, bound / 1048576.0)?;
-        write!(f, "alerts           {}\nfiles written    {}", self.alerts, self.files)
+        writeln!(
+            f,
+            "throughput       {:.0} events/s",
+            a.events as f64 / self.seconds
+        )?;
+        writeln!(
+            f,
+            "peak RSS         {:.1} MiB (before replay {:.1} MiB)",
+            self.peak_rss_kib as f64 / 1024.0,
+            self.rss_before_kib as f64 / 1024.0
+        )?;
+        writeln!(
+            f,
+            "live keys        {} (max_keys {}, evictions {})",
+            self.state_keys, a.max_keys, self.evictions
+        )?;
+        writeln!(
+            f,
+            "state bytes      {} ({:.2} MiB; 1.2 x keys x window x 16 = {:.2} MiB)",
+            self.state_bytes,
+            self.state_bytes as f64 / 1048576.0,
+            bound / 1048576.0
+        )?;
+        write!(
+            f,
+            "alerts           {}\nfiles written    {}",
+            self.alerts, self.files
+        )
     }
 }
 

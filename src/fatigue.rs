@@ -135,7 +135,11 @@ mod tests {
         f.on_window(1, 7, 0, Some(140.0));
         f.on_window(1, 7, 1, None);
         f.on_window(1, 7, 2, Some(140.0));
-        assert_eq!(f.on_window(1, 7, 3, Some(200.0)), None, "only two baseline windows so far");
+        assert_eq!(
+            f.on_window(1, 7, 3, Some(200.0)),
+            None,
+            "only two baseline windows so far"
+        );
     }
 
     #[test]
@@ -149,7 +153,10 @@ mod tests {
         for i in 0..3 {
             g.on_window(1, 7, i, Some(150.0));
         }
-        assert!(g.on_window(1, 7, 3, Some(150.0)).is_none(), "equal is not above");
+        assert!(
+            g.on_window(1, 7, 3, Some(150.0)).is_none(),
+            "equal is not above"
+        );
     }
 
     #[test]

@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
-#[command(name = "pitchside", version, about = "Edge gateway for sports venues: sensors in, alerts and Parquet tables out.")]
+#[command(
+    name = "pitchside",
+    version,
+    about = "Edge gateway for sports venues: sensors in, alerts and Parquet tables out."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -106,14 +110,15 @@ fn shutdown_on_signals() -> CancellationToken {
         let ctrl_c = tokio::signal::ctrl_c();
         #[cfg(unix)]
         {
-            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    t.cancel();
-                    return;
-                }
-            };
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        let _ = ctrl_c.await;
+                        t.cancel();
+                        return;
+                    }
+                };
             tokio::select! {
                 _ = ctrl_c => {}
                 _ = term.recv() => {}
@@ -142,12 +147,19 @@ fn main() -> Result<()> {
                 };
                 init_logging(Some(&cfg));
                 if config.is_none() {
-                    tracing::info!("No --config given: running the built-in demo (config/demo.toml).");
+                    tracing::info!(
+                        "No --config given: running the built-in demo (config/demo.toml)."
+                    );
                 }
                 let token = shutdown_on_signals();
                 pitchside::app::run(cfg, token).await?;
             }
-            Command::Replay { config, input, output, sensor } => {
+            Command::Replay {
+                config,
+                input,
+                output,
+                sensor,
+            } => {
                 let cfg = load(&config)?;
                 init_logging(Some(&cfg));
                 let sensor = match sensor {
@@ -156,7 +168,8 @@ fn main() -> Result<()> {
                     })?),
                     None => None,
                 };
-                let summary = pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
+                let summary =
+                    pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
                 print!("{summary}");
             }
             Command::Simulate(args) => simulate(args).await?,

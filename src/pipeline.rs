@@ -9,7 +9,9 @@ use crate::decode::{Decoded, Decoder};
 use crate::detect::{Detector, DetectorParams, Observation};
 use crate::fatigue::FatigueTracker;
 use crate::model::{Event, Micros, RawInput, RejectReason, SensorKind};
-use crate::tables::{alert_id, fatigue_alert_id, AlertRecord, FatigueRecord, Stamp, TableBuffer, TableId};
+use crate::tables::{
+    alert_id, fatigue_alert_id, AlertRecord, FatigueRecord, Stamp, TableBuffer, TableId,
+};
 use crate::window::{GroupKey, Placement, WindowAggregator, WindowParams, WindowRow};
 
 /// Cumulative counters of the data path.
@@ -48,17 +50,23 @@ impl PipelineCounters {
 
 /// The data-path state.
 pub struct Pipeline {
-    stamp: Stamp,
     decoder: Decoder,
     detector: Detector,
     windows: WindowAggregator,
-    fatigue: FatigueTracker,
     raw: bool,
     max_event_bytes: usize,
+    nondup: Vec<(u8, f64)>,
+    out: Outputs,
+}
+
+/// What the pipeline produces: table rows, counters, real-time alerts. Kept
+/// apart from the window aggregator so that emitted windows are written as
+/// they are handed out, never collected.
+struct Outputs {
+    stamp: Stamp,
+    fatigue: FatigueTracker,
     tables: Vec<TableBuffer>,
     counters: PipelineCounters,
-    emitted: Vec<WindowRow>,
-    nondup: Vec<(u8, f64)>,
     /// Alerts raised since the last [`Pipeline::drain_alerts`], for real-time outputs.
     live_alerts: Vec<LiveAlert>,
     live_alerts_cap: usize,
@@ -78,10 +86,6 @@ impl Pipeline {
     /// check of event times (off in `replay`).
     pub fn new(config: &Config, live: bool) -> Pipeline {
         Pipeline {
-            stamp: Stamp {
-                venue_id: config.venue_id.clone(),
-                gateway_id: config.gateway_id.clone(),
-            },
             decoder: Decoder::new(
                 config.max_event_bytes,
                 config.ranges.clone(),
@@ -99,25 +103,30 @@ impl Pipeline {
                 delay: config.watermark_delay,
                 max_open_groups: config.max_open_groups,
             }),
-            fatigue: FatigueTracker::new(
-                config.fatigue_baseline,
-                config.fatigue_k,
-                config.fatigue_max_players,
-            ),
             raw: config.raw,
             max_event_bytes: config.max_event_bytes,
-            tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
-            counters: PipelineCounters::default(),
-            emitted: Vec::new(),
             nondup: Vec::with_capacity(4),
-            live_alerts: Vec::new(),
-            live_alerts_cap: 10_000,
+            out: Outputs {
+                stamp: Stamp {
+                    venue_id: config.venue_id.clone(),
+                    gateway_id: config.gateway_id.clone(),
+                },
+                fatigue: FatigueTracker::new(
+                    config.fatigue_baseline,
+                    config.fatigue_k,
+                    config.fatigue_max_players,
+                ),
+                tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
+                counters: PipelineCounters::default(),
+                live_alerts: Vec::new(),
+                live_alerts_cap: 10_000,
+            },
         }
     }
 
     /// Counters so far.
     pub fn counters(&self) -> &PipelineCounters {
-        &self.counters
+        &self.out.counters
     }
 
     /// The detector (for state figures).
@@ -132,17 +141,23 @@ impl Pipeline {
 
     /// Row stamp (venue and gateway).
     pub fn stamp(&self) -> &Stamp {
-        &self.stamp
+        &self.out.stamp
     }
 
     fn table(&mut self, t: TableId) -> &mut TableBuffer {
-        &mut self.tables[t.index()]
+        &mut self.out.tables[t.index()]
     }
 
     /// Processes one input at wall-clock time `clock`.
     pub fn process(&mut self, input: &RawInput, clock: Micros) {
         let decoded = self.decoder.decode(input, clock);
-        self.apply(decoded, &input.source, &input.payload, input.received_at, clock);
+        self.apply(
+            decoded,
+            &input.source,
+            &input.payload,
+            input.received_at,
+            clock,
+        );
     }
 
     /// Processes one line of bytes from `source` (no allocation for the input).
@@ -158,50 +173,88 @@ impl Pipeline {
         self.apply(decoded, source, payload, received_at, clock);
     }
 
-    fn apply(&mut self, d: Decoded, source: &str, payload: &[u8], received_at: Micros, clock: Micros) {
+    fn apply(
+        &mut self,
+        d: Decoded,
+        source: &str,
+        payload: &[u8],
+        received_at: Micros,
+        clock: Micros,
+    ) {
         match d {
             Decoded::Skip => {}
             Decoded::Reject(r) => {
-                self.counters.input_rows += 1;
+                self.out.counters.input_rows += 1;
                 self.record_reject(source, r.reason, &r.detail, payload, received_at);
             }
             Decoded::Event(e) => {
-                self.counters.input_rows += 1;
+                self.out.counters.input_rows += 1;
                 self.accept(&e, received_at, clock);
             }
         }
     }
 
     /// Records an input that a source rejected itself (an overlong line).
-    pub fn reject_input(&mut self, source: &str, reason: RejectReason, detail: &str, payload: &[u8], at: Micros) {
-        self.counters.input_rows += 1;
+    pub fn reject_input(
+        &mut self,
+        source: &str,
+        reason: RejectReason,
+        detail: &str,
+        payload: &[u8],
+        at: Micros,
+    ) {
+        self.out.counters.input_rows += 1;
         self.record_reject(source, reason, detail, payload, at);
     }
 
-    fn record_reject(&mut self, source: &str, reason: RejectReason, detail: &str, payload: &[u8], at: Micros) {
-        self.counters.rejected[reason as usize] += 1;
+    fn record_reject(
+        &mut self,
+        source: &str,
+        reason: RejectReason,
+        detail: &str,
+        payload: &[u8],
+        at: Micros,
+    ) {
+        self.out.counters.rejected[reason as usize] += 1;
         let max = self.max_event_bytes;
-        let stamp = self.stamp.clone();
-        stamp.reject(self.table(TableId::Rejects), source, reason, detail, payload, max, at);
+        let stamp = self.out.stamp.clone();
+        stamp.reject(
+            self.table(TableId::Rejects),
+            source,
+            reason,
+            detail,
+            payload,
+            max,
+            at,
+        );
     }
 
     fn accept(&mut self, e: &Event, received_at: Micros, clock: Micros) {
-        self.counters.accepted += 1;
+        self.out.counters.accepted += 1;
         self.detector.advance(e.event_time);
         let late = self.windows.lateness(e.sensor, e.event_time);
         let mut nondup = std::mem::take(&mut self.nondup);
         nondup.clear();
         for &(i, x) in &e.values {
             let metric = e.metric_name(i);
-            match self.detector.observe(e.sensor, &e.device_id, metric, e.event_time, x) {
+            match self
+                .detector
+                .observe(e.sensor, &e.device_id, metric, e.event_time, x)
+            {
                 Observation::Duplicate => {
-                    self.counters.duplicate_rows += 1;
+                    self.out.counters.duplicate_rows += 1;
                     continue;
                 }
                 Observation::Normal => {}
                 Observation::Alert { z_score, baseline } => {
                     let record = AlertRecord {
-                        alert_id: alert_id(&self.stamp.venue_id, e.sensor, &e.device_id, metric, e.event_time),
+                        alert_id: alert_id(
+                            &self.out.stamp.venue_id,
+                            e.sensor,
+                            &e.device_id,
+                            metric,
+                            e.event_time,
+                        ),
                         sensor: e.sensor,
                         device_id: e.device_id.clone(),
                         metric: metric.to_string(),
@@ -212,88 +265,66 @@ impl Pipeline {
                         event_time: e.event_time,
                         detected_at: clock,
                     };
-                    self.stamp.alert(&mut self.tables[TableId::Alerts.index()], &record);
-                    self.counters.alerts += 1;
-                    self.push_live(LiveAlert::ZScore(record));
+                    self.out
+                        .stamp
+                        .alert(&mut self.out.tables[TableId::Alerts.index()], &record);
+                    self.out.counters.alerts += 1;
+                    self.out.push_live(LiveAlert::ZScore(record));
                 }
             }
             nondup.push((i, x));
         }
-        self.counters.readings += nondup.len() as u64;
+        self.out.counters.readings += nondup.len() as u64;
         for &(i, x) in &nondup {
             let metric = e.metric_name(i);
             if self.raw {
-                self.stamp
-                    .reading(&mut self.tables[TableId::Raw.index()], e, metric, x, received_at, None);
+                self.out.stamp.reading(
+                    &mut self.out.tables[TableId::Raw.index()],
+                    e,
+                    metric,
+                    x,
+                    received_at,
+                    None,
+                );
             }
             if let Some(wm) = late {
-                self.counters.late_rows += 1;
-                self.stamp
-                    .reading(&mut self.tables[TableId::Late.index()], e, metric, x, received_at, Some(wm));
+                self.out.counters.late_rows += 1;
+                self.out.stamp.reading(
+                    &mut self.out.tables[TableId::Late.index()],
+                    e,
+                    metric,
+                    x,
+                    received_at,
+                    Some(wm),
+                );
             }
         }
         if late.is_none() && !nondup.is_empty() {
             if self.windows.add(e, &nondup) == Placement::Dropped {
-                self.counters.window_drops += 1;
+                self.out.counters.window_drops += 1;
             }
         }
         self.nondup = nondup;
-        self.counters.evictions = self.detector.counters().evictions;
-        let mut out = std::mem::take(&mut self.emitted);
-        self.windows.advance(e.sensor, e.event_time, &mut out);
-        self.write_windows(&mut out);
-        self.emitted = out;
-    }
-
-    fn push_live(&mut self, a: LiveAlert) {
-        if self.live_alerts.len() < self.live_alerts_cap {
-            self.live_alerts.push(a);
-        }
+        self.out.counters.evictions = self.detector.counters().evictions;
+        let out = &mut self.out;
+        self.windows
+            .advance(e.sensor, e.event_time, &mut |w| out.window(w));
     }
 
     /// Alerts raised since the last call (bounded; the tables have them all).
     pub fn drain_alerts(&mut self) -> Vec<LiveAlert> {
-        std::mem::take(&mut self.live_alerts)
+        std::mem::take(&mut self.out.live_alerts)
     }
 
     /// Turns off the real-time alert list (replay and benchmarks need only tables).
     pub fn disable_live_alerts(&mut self) {
-        self.live_alerts_cap = 0;
-    }
-
-    fn write_windows(&mut self, rows: &mut Vec<WindowRow>) {
-        for w in rows.drain(..) {
-            self.counters.windows_emitted += 1;
-            let t = TableId::windows(w.kind);
-            self.stamp.window(&mut self.tables[t.index()], &w);
-            if let (SensorKind::Wearable, GroupKey::Wearable { match_id, player_id }) = (w.kind, &w.key) {
-                let hr = w.cell.aggs[0].mean();
-                if let Some(finding) = self.fatigue.on_window(*match_id, *player_id, w.start, hr) {
-                    let record = FatigueRecord {
-                        alert_id: fatigue_alert_id(&self.stamp.venue_id, *match_id, *player_id, w.start),
-                        match_id: *match_id,
-                        player_id: *player_id,
-                        player_name: w.cell.player_name.clone(),
-                        window_start: w.start,
-                        window_end: w.end,
-                        // on_window only finds fatigue when the mean exists.
-                        heart_rate_mean: hr.unwrap_or_default(),
-                        finding,
-                    };
-                    self.stamp.fatigue(&mut self.tables[TableId::FatigueAlerts.index()], &record);
-                    self.counters.fatigue_alerts += 1;
-                    self.push_live(LiveAlert::Fatigue(record));
-                }
-            }
-        }
+        self.out.live_alerts_cap = 0;
     }
 
     /// Emits every open window (end of a replay).
     pub fn flush_windows(&mut self) {
-        let mut out = std::mem::take(&mut self.emitted);
-        self.windows.flush_all(&mut out);
-        self.write_windows(&mut out);
-        self.emitted = out;
+        let out = &mut self.out;
+        self.windows.flush_all(&mut |w| out.window(w));
     }
 
     /// Forgets idle detector keys now (periodic housekeeping, so that
@@ -304,14 +335,15 @@ impl Pipeline {
 
     /// Appends a progress row.
     pub fn push_progress(&mut self, row: &crate::telemetry::ProgressRow) {
-        let stamp = self.stamp.clone();
+        let stamp = self.out.stamp.clone();
         row.write(&stamp, self.table(TableId::Progress));
     }
 
     /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
     pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
         let min_rows = min_rows.max(1);
-        self.tables
+        self.out
+            .tables
             .iter_mut()
             .filter(|t| t.rows >= min_rows)
             .map(|t| t.take())
@@ -320,6 +352,53 @@ impl Pipeline {
 
     /// Rows waiting in the largest table.
     pub fn max_buffered_rows(&self) -> usize {
-        self.tables.iter().map(|t| t.rows).max().unwrap_or(0)
+        self.out.tables.iter().map(|t| t.rows).max().unwrap_or(0)
+    }
+}
+
+impl Outputs {
+    fn push_live(&mut self, a: LiveAlert) {
+        if self.live_alerts.len() < self.live_alerts_cap {
+            self.live_alerts.push(a);
+        }
+    }
+
+    /// Writes an emitted window row, and a fatigue alert if it is one.
+    fn window(&mut self, w: WindowRow) {
+        self.counters.windows_emitted += 1;
+        let t = TableId::windows(w.kind);
+        self.stamp.window(&mut self.tables[t.index()], &w);
+        if let (
+            SensorKind::Wearable,
+            GroupKey::Wearable {
+                match_id,
+                player_id,
+            },
+        ) = (w.kind, &w.key)
+        {
+            let hr = w.cell.aggs[0].mean();
+            if let Some(finding) = self.fatigue.on_window(*match_id, *player_id, w.start, hr) {
+                let record = FatigueRecord {
+                    alert_id: fatigue_alert_id(
+                        &self.stamp.venue_id,
+                        *match_id,
+                        *player_id,
+                        w.start,
+                    ),
+                    match_id: *match_id,
+                    player_id: *player_id,
+                    player_name: w.cell.player_name.clone(),
+                    window_start: w.start,
+                    window_end: w.end,
+                    // on_window only finds fatigue when the mean exists.
+                    heart_rate_mean: hr.unwrap_or_default(),
+                    finding,
+                };
+                self.stamp
+                    .fatigue(&mut self.tables[TableId::FatigueAlerts.index()], &record);
+                self.counters.fatigue_alerts += 1;
+                self.push_live(LiveAlert::Fatigue(record));
+            }
+        }
     }
 }

@@ -126,35 +126,45 @@ pub async fn replay(
     let mut reader: Box<dyn Read> = if name == "-" {
         Box::new(std::io::stdin().lock())
     } else {
-        Box::new(std::fs::File::open(input).map_err(|source| ReplayError::Input {
-            path: input.to_path_buf(),
-            source,
-        })?)
+        Box::new(
+            std::fs::File::open(input).map_err(|source| ReplayError::Input {
+                path: input.to_path_buf(),
+                source,
+            })?,
+        )
     };
     let started = now_micros();
     let mut progress = ProgressTracker::new(started);
     let mut framer = LineFramer::new(config.max_event_bytes);
-    let mut chunk = vec![0u8; 256 * 1024];
+    let mut chunk = vec![0u8; 64 * 1024];
     let mut files = 0u64;
-    let mut write = |bufs: Vec<TableBuffer>, w: &mut TableWriter, flush: bool| -> Result<(), ReplayError> {
-        for b in &bufs {
-            files += w.append(b, &stats)?.is_some() as u64;
-        }
-        if flush {
-            files += w.close_all(&stats)?.len() as u64;
-        }
-        Ok(())
-    };
+    let mut write =
+        |bufs: Vec<TableBuffer>, w: &mut TableWriter, flush: bool| -> Result<(), ReplayError> {
+            for b in &bufs {
+                files += w.append(b, &stats)?.is_some() as u64;
+            }
+            if flush {
+                files += w.close_all(&stats)?.len() as u64;
+            }
+            Ok(())
+        };
     loop {
         let n = match reader.read(&mut chunk) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(source) => return Err(ReplayError::Input { path: input.to_path_buf(), source }),
+            Err(source) => {
+                return Err(ReplayError::Input {
+                    path: input.to_path_buf(),
+                    source,
+                })
+            }
         };
         let now = now_micros();
         let t0 = std::time::Instant::now();
-        framer.push(&chunk[..n], &mut |line| feed(&mut pipeline, &source, sensor, line, now));
+        framer.push(&chunk[..n], &mut |line| {
+            feed(&mut pipeline, &source, sensor, line, now)
+        });
         progress.add_busy(t0.elapsed().as_micros() as u64);
         if pipeline.max_buffered_rows() >= row_group {
             write(pipeline.take_tables(row_group), &mut writer, false)?;
@@ -167,6 +177,13 @@ pub async fn replay(
     pipeline.push_progress(&row);
     write(pipeline.take_tables(1), &mut writer, true)?;
 
+    let counters = pipeline.counters().clone();
+    let (state_keys, state_bytes) = (
+        pipeline.detector().keys(),
+        pipeline.detector().state_bytes(),
+    );
+    // The state is no longer needed: free it before files are read for upload.
+    drop(pipeline);
     let mut pending_all = pending;
     pending_all.extend(writer.spool().pending()?);
     pending_all.sort();
@@ -177,11 +194,11 @@ pub async fn replay(
         let _ = std::fs::remove_dir_all(&spool_root);
     }
     Ok(ReplaySummary {
-        counters: pipeline.counters().clone(),
+        counters,
         files,
         store_url: store.url().to_string(),
-        state_keys: pipeline.detector().keys(),
-        state_bytes: pipeline.detector().state_bytes(),
+        state_keys,
+        state_bytes,
     })
 }
 
@@ -191,7 +208,10 @@ fn feed(p: &mut Pipeline, source: &str, sensor: Option<SensorKind>, line: Line<'
         Line::TooLarge { prefix, len } => p.reject_input(
             source,
             RejectReason::TooLarge,
-            &format!("{len} bytes, limit is {} (limits.max_event_bytes)", prefix.len()),
+            &format!(
+                "{len} bytes, limit is {} (limits.max_event_bytes)",
+                prefix.len()
+            ),
             prefix,
             now,
         ),

@@ -177,7 +177,11 @@ pub fn parse_duration(s: &str) -> Result<Micros, String> {
         "m" => 60e6,
         "h" => 3600e6,
         "d" => 86_400e6,
-        _ => return Err(format!("{s:?} has unknown unit {unit:?}; use ms, s, m, h or d")),
+        _ => {
+            return Err(format!(
+                "{s:?} has unknown unit {unit:?}; use ms, s, m, h or d"
+            ))
+        }
     };
     let n: f64 = num
         .trim()
@@ -205,7 +209,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("{s:?} has unknown unit {unit:?}; use B, KiB, MiB or GiB")),
+        _ => {
+            return Err(format!(
+                "{s:?} has unknown unit {unit:?}; use B, KiB, MiB or GiB"
+            ))
+        }
     };
     let n: f64 = num
         .trim()

@@ -33,7 +33,11 @@ fn input() -> Vec<u8> {
     let mut lines: Vec<Vec<u8>> = Vec::new();
     let mut push = |s: String| lines.push(s.into_bytes());
     for i in 0..30u32 {
-        let hr = if i == 20 { 110.0 } else { 100.0 + (i % 2) as f64 };
+        let hr = if i == 20 {
+            110.0
+        } else {
+            100.0 + (i % 2) as f64
+        };
         push(event(2 * i, hr));
     }
     push(event(6, 100.0)); // duplicate of reading 3 (same key, same time)
@@ -42,14 +46,20 @@ fn input() -> Vec<u8> {
     push(String::new());
     push("   ".into());
     // One line per reject reason.
-    push(format!(r#"{{"device_id":"w-7","pad":"{}"}}"#, "x".repeat(5000))); // too_large
+    push(format!(
+        r#"{{"device_id":"w-7","pad":"{}"}}"#,
+        "x".repeat(5000)
+    )); // too_large
     push(r#"{"device_id":"bad-"#.into()); // invalid_json
     push("[1,2,3]".into()); // not_an_object
     push(r#"{"event_time":0,"player_id":7,"heart_rate":1}"#.into()); // missing_field
     push(r#"{"device_id":"w-8","event_time":0,"player_id":8,"heart_rate":"72"}"#.into()); // invalid_field
     push(r#"{"device_id":"w-8","event_time":0,"player_id":8,"heart_rate":NaN}"#.into()); // non_finite
     push(r#"{"device_id":"w-8","event_time":0,"player_id":8,"heart_rate":1e999}"#.into()); // out_of_range
-    push(r#"{"sensor":"weather","device_id":"w-8","event_time":0,"player_id":8,"heart_rate":1}"#.into()); // unknown_sensor
+    push(
+        r#"{"sensor":"weather","device_id":"w-8","event_time":0,"player_id":8,"heart_rate":1}"#
+            .into(),
+    ); // unknown_sensor
     push(r#"{"sensor":"pitch","device_id":"p-1","event_time":0,"ball_speed":140}"#.into()); // sensor_mismatch
     push(r#"{"device_id":"w-8","event_time":0,"player_id":8}"#.into()); // no_metrics
     push(r#"{"device_id":"w-8","event_time":"yesterday","player_id":8,"heart_rate":1}"#.into()); // invalid_time
@@ -66,7 +76,10 @@ fn input() -> Vec<u8> {
 fn replay(dir: &std::path::Path) -> std::path::PathBuf {
     let cfg = config(dir, "");
     let input_path = dir.join("input.jsonl");
-    std::fs::File::create(&input_path).unwrap().write_all(&input()).unwrap();
+    std::fs::File::create(&input_path)
+        .unwrap()
+        .write_all(&input())
+        .unwrap();
     let out = dir.join("out");
     let o = bin()
         .args(["replay", "--config"])
@@ -78,7 +91,11 @@ fn replay(dir: &std::path::Path) -> std::path::PathBuf {
         .args(["--sensor", "wearable"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "replay failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "replay failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     out
 }
 
@@ -91,7 +108,10 @@ fn replay_writes_every_table_with_hand_computed_results() {
     assert_eq!(alerts.len(), 1, "{alerts:?}");
     let a = &alerts[0];
     let spike_us = BASE_US + 40_000_000;
-    assert_eq!(s(a, "alert_id"), format!("testvenue/wearable/w-7/heart_rate/{spike_us}"));
+    assert_eq!(
+        s(a, "alert_id"),
+        format!("testvenue/wearable/w-7/heart_rate/{spike_us}")
+    );
     assert_eq!(f(a, "value"), 110.0);
     assert_eq!(i(a, "baseline_count"), 20);
     assert!((f(a, "baseline_mean") - 100.5).abs() < 1e-12);
@@ -99,26 +119,46 @@ fn replay_writes_every_table_with_hand_computed_results() {
     assert!((f(a, "z_score") - 19.0).abs() < 1e-9);
     assert_eq!(i(a, "event_time"), spike_us);
     assert_eq!(i(a, "match_id"), 4);
-    assert_eq!((s(a, "venue_id"), s(a, "gateway_id")), ("testvenue", "gw-1"));
+    assert_eq!(
+        (s(a, "venue_id"), s(a, "gateway_id")),
+        ("testvenue", "gw-1")
+    );
 
     let windows = rows(&out, "windows_wearable");
-    assert_eq!(windows.len(), 2, "minute 0, and minute 1 flushed at end of input");
+    assert_eq!(
+        windows.len(),
+        2,
+        "minute 0, and minute 1 flushed at end of input"
+    );
     let w = &windows[0];
     assert_eq!(i(w, "window_start"), BASE_US);
     assert_eq!(i(w, "window_end"), BASE_US + 60_000_000);
     assert_eq!((i(w, "match_id"), i(w, "player_id")), (4, 7));
     assert_eq!(s(w, "player_name"), "Asha");
-    assert_eq!(i(w, "events"), 30, "duplicate and late readings are not counted");
+    assert_eq!(
+        i(w, "events"),
+        30,
+        "duplicate and late readings are not counted"
+    );
     assert!((f(w, "heart_rate_mean") - 3025.0 / 30.0).abs() < 1e-12);
     assert_eq!(f(w, "heart_rate_min"), 100.0);
     assert_eq!(f(w, "heart_rate_max"), 110.0);
     assert!(is_null(w, "acceleration_mean") && is_null(w, "running_dist_max"));
     assert_eq!(i(&windows[1], "events"), 1);
-    assert!(is_null(&windows[1], "player_name"), "the 19:31:35 event had no name");
+    assert!(
+        is_null(&windows[1], "player_name"),
+        "the 19:31:35 event had no name"
+    );
 
     let raw = rows(&out, "raw");
-    assert_eq!(raw.len(), 32, "30 + the closing reading + the late one; not the duplicate");
-    assert!(raw.iter().all(|r| s(r, "metric") == "heart_rate" && s(r, "sensor") == "wearable"));
+    assert_eq!(
+        raw.len(),
+        32,
+        "30 + the closing reading + the late one; not the duplicate"
+    );
+    assert!(raw
+        .iter()
+        .all(|r| s(r, "metric") == "heart_rate" && s(r, "sensor") == "wearable"));
 
     let late = rows(&out, "late");
     assert_eq!(late.len(), 1);
@@ -134,15 +174,29 @@ fn replay_writes_every_table_with_hand_computed_results() {
         assert!(!s(r, "detail").is_empty());
     }
     let expected = [
-        "invalid_field", "invalid_json", "invalid_time", "invalid_utf8", "missing_field",
-        "no_metrics", "non_finite", "not_an_object", "out_of_range", "sensor_mismatch",
-        "too_large", "unknown_sensor",
+        "invalid_field",
+        "invalid_json",
+        "invalid_time",
+        "invalid_utf8",
+        "missing_field",
+        "no_metrics",
+        "non_finite",
+        "not_an_object",
+        "out_of_range",
+        "sensor_mismatch",
+        "too_large",
+        "unknown_sensor",
     ];
     assert_eq!(by_reason.keys().cloned().collect::<Vec<_>>(), expected);
     assert!(by_reason.values().all(|&n| n == 1), "{by_reason:?}");
-    let too_large = rejects.iter().find(|r| s(r, "reason") == "too_large").unwrap();
+    let too_large = rejects
+        .iter()
+        .find(|r| s(r, "reason") == "too_large")
+        .unwrap();
     match &too_large["payload"] {
-        parquet::record::Field::Bytes(b) => assert_eq!(b.len(), 4096, "payload cut to max_event_bytes"),
+        parquet::record::Field::Bytes(b) => {
+            assert_eq!(b.len(), 4096, "payload cut to max_event_bytes")
+        }
         other => panic!("payload is {other:?}"),
     }
 
@@ -154,8 +208,14 @@ fn replay_writes_every_table_with_hand_computed_results() {
     assert_eq!(i(&progress[0], "duplicate_rows"), 1);
     assert_eq!(i(&progress[0], "alerts"), 1);
 
-    assert!(files(&out, "fatigue_alerts").is_empty(), "no fatigue in this input");
-    assert!(!out.join("_pitchside_spool").exists(), "temporary spool removed");
+    assert!(
+        files(&out, "fatigue_alerts").is_empty(),
+        "no fatigue in this input"
+    );
+    assert!(
+        !out.join("_pitchside_spool").exists(),
+        "temporary spool removed"
+    );
 }
 
 #[test]
@@ -166,12 +226,24 @@ fn every_file_has_the_table_schema_utc_micros_and_zstd() {
     for table in TableId::ALL {
         for path in files(&out, table.name()) {
             seen += 1;
-            let rel = path.strip_prefix(&out).unwrap().to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(&out)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             let parts: Vec<_> = rel.split('/').collect();
             assert_eq!(parts[0], table.name());
             assert_eq!(parts[1], "venue_id=testvenue");
-            assert!(parts[2].starts_with("date=2026-11-29") || table == TableId::Rejects || table == TableId::Progress, "{rel}");
-            assert!(parts[3].starts_with("gw-1-") && parts[3].len() == "gw-1-".len() + 12 + 8, "{rel}");
+            assert!(
+                parts[2].starts_with("date=2026-11-29")
+                    || table == TableId::Rejects
+                    || table == TableId::Progress,
+                "{rel}"
+            );
+            assert!(
+                parts[3].starts_with("gw-1-") && parts[3].len() == "gw-1-".len() + 12 + 8,
+                "{rel}"
+            );
             let r = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
             let meta = r.metadata();
             let schema = meta.file_metadata().schema_descr();
@@ -180,12 +252,23 @@ fn every_file_has_the_table_schema_utc_micros_and_zstd() {
             for (k, c) in cols.iter().enumerate() {
                 let d = schema.column(k);
                 assert_eq!(d.name(), c.name);
-                assert_eq!(d.self_type().is_optional(), c.nullable, "{}.{}", table.name(), c.name);
+                assert_eq!(
+                    d.self_type().is_optional(),
+                    c.nullable,
+                    "{}.{}",
+                    table.name(),
+                    c.name
+                );
                 match c.ty {
                     ColType::Ts => assert_eq!(
                         d.logical_type_ref(),
-                        Some(&LogicalType::Timestamp { is_adjusted_to_u_t_c: true, unit: TimeUnit::MICROS }),
-                        "{}.{}", table.name(), c.name
+                        Some(&LogicalType::Timestamp {
+                            is_adjusted_to_u_t_c: true,
+                            unit: TimeUnit::MICROS
+                        }),
+                        "{}.{}",
+                        table.name(),
+                        c.name
                     ),
                     ColType::Utf8 => assert_eq!(d.logical_type_ref(), Some(&LogicalType::String)),
                     _ => {}

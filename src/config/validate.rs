@@ -143,7 +143,10 @@ impl ConfigFile {
         let mut p = Problems(Vec::new());
         let f = &self;
         p.check(valid_id(&f.venue.id), || {
-            format!("venue.id: {:?} must be 1-32 characters of a-z, 0-9 and '-'", f.venue.id)
+            format!(
+                "venue.id: {:?} must be 1-32 characters of a-z, 0-9 and '-'",
+                f.venue.id
+            )
         });
         p.check(valid_id(&f.venue.gateway_id), || {
             format!(
@@ -156,7 +159,10 @@ impl ConfigFile {
             format!("detector.window: {} must be between 2 and 100000", d.window)
         });
         p.check(d.threshold.is_finite() && d.threshold > 0.0, || {
-            format!("detector.threshold: {} must be a positive number", d.threshold)
+            format!(
+                "detector.threshold: {} must be a positive number",
+                d.threshold
+            )
         });
         p.check(d.min_baseline >= 2 && d.min_baseline <= d.window, || {
             format!(
@@ -166,7 +172,10 @@ impl ConfigFile {
         });
         let idle_timeout = p.duration("detector.idle_timeout", &d.idle_timeout, MICROS_PER_SEC);
         p.check((1..=10_000_000).contains(&d.max_keys), || {
-            format!("detector.max_keys: {} must be between 1 and 10000000", d.max_keys)
+            format!(
+                "detector.max_keys: {} must be between 1 and 10000000",
+                d.max_keys
+            )
         });
         let w = &f.windows;
         let window_size = p.duration("windows.size", &w.size, MICROS_PER_SEC);
@@ -240,19 +249,34 @@ impl ConfigFile {
         p.check(!o.spool_dir.is_empty(), || {
             "output.spool_dir: must name a folder".to_string()
         });
-        let flush_interval = p.duration("output.flush_interval", &o.flush_interval, MICROS_PER_SEC / 10);
+        let flush_interval = p.duration(
+            "output.flush_interval",
+            &o.flush_interval,
+            MICROS_PER_SEC / 10,
+        );
         p.check(o.max_rows_per_file >= 1, || {
             "output.max_rows_per_file: must be at least 1".to_string()
         });
         p.check(matches!(o.compression.as_str(), "zstd" | "snappy"), || {
-            format!("output.compression: {:?} must be \"zstd\" or \"snappy\"", o.compression)
+            format!(
+                "output.compression: {:?} must be \"zstd\" or \"snappy\"",
+                o.compression
+            )
         });
         let m = &f.metrics;
-        let progress_interval =
-            p.duration("metrics.progress_interval", &m.progress_interval, MICROS_PER_SEC / 10);
+        let progress_interval = p.duration(
+            "metrics.progress_interval",
+            &m.progress_interval,
+            MICROS_PER_SEC / 10,
+        );
         p.check(
             m.listen.is_empty() || m.listen.parse::<std::net::SocketAddr>().is_ok(),
-            || format!("metrics.listen: {:?} must be host:port, e.g. 127.0.0.1:9898, or \"\"", m.listen),
+            || {
+                format!(
+                    "metrics.listen: {:?} must be host:port, e.g. 127.0.0.1:9898, or \"\"",
+                    m.listen
+                )
+            },
         );
         let pl = &f.pipeline;
         p.check(pl.input_queue >= 1 && pl.encode_queue >= 1, || {
@@ -260,25 +284,45 @@ impl ConfigFile {
         });
         if let Some(s) = &f.sources.simulator {
             p.check(s.rate.is_finite() && s.rate > 0.0, || {
-                format!("sources.simulator.rate: {} must be a positive number of events per second", s.rate)
+                format!(
+                    "sources.simulator.rate: {} must be a positive number of events per second",
+                    s.rate
+                )
             });
             p.check(
                 s.players + s.pitch_devices + s.crowd_zones + s.generic_devices > 0,
                 || "sources.simulator: at least one of players, pitch_devices, crowd_zones, generic_devices must be > 0".to_string(),
             );
             p.check((0.0..=1.0).contains(&s.anomaly_rate), || {
-                format!("sources.simulator.anomaly_rate: {} must be between 0 and 1", s.anomaly_rate)
+                format!(
+                    "sources.simulator.anomaly_rate: {} must be between 0 and 1",
+                    s.anomaly_rate
+                )
             });
             p.check((0.0..=1.0).contains(&s.fatigue_rate), || {
-                format!("sources.simulator.fatigue_rate: {} must be between 0 and 1", s.fatigue_rate)
+                format!(
+                    "sources.simulator.fatigue_rate: {} must be between 0 and 1",
+                    s.fatigue_rate
+                )
             });
         }
         p.check(
-            matches!(f.log.level.as_str(), "error" | "warn" | "info" | "debug" | "trace"),
-            || format!("log.level: {:?} must be error, warn, info, debug or trace", f.log.level),
+            matches!(
+                f.log.level.as_str(),
+                "error" | "warn" | "info" | "debug" | "trace"
+            ),
+            || {
+                format!(
+                    "log.level: {:?} must be error, warn, info, debug or trace",
+                    f.log.level
+                )
+            },
         );
         p.check(matches!(f.log.format.as_str(), "text" | "json"), || {
-            format!("log.format: {:?} must be \"text\" or \"json\"", f.log.format)
+            format!(
+                "log.format: {:?} must be \"text\" or \"json\"",
+                f.log.format
+            )
         });
         if !p.0.is_empty() {
             return Err(ConfigError::Invalid { problems: p.0 });

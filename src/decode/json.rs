@@ -253,7 +253,9 @@ impl<'a> Reader<'a> {
     fn hex4(&mut self) -> R<u32> {
         let mut v = 0u32;
         for _ in 0..4 {
-            let c = self.peek().ok_or_else(|| self.err("4 hex digits after \\u"))?;
+            let c = self
+                .peek()
+                .ok_or_else(|| self.err("4 hex digits after \\u"))?;
             let d = (c as char)
                 .to_digit(16)
                 .ok_or_else(|| self.err("4 hex digits after \\u"))?;
@@ -384,9 +386,21 @@ mod tests {
     #[test]
     fn malformed_documents_are_syntax_errors() {
         for s in [
-            "", "{", "{\"a\":}", "{\"a\" 1}", "{\"a\":1,}", "{\"a\":01}", "{\"a\":1.}",
-            "{\"a\":-}", "{\"a\":1e}", "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}", "{} x",
-            "{\"a\":tru}", "[1,2", "{\"a\":\"\t\"}",
+            "",
+            "{",
+            "{\"a\":}",
+            "{\"a\" 1}",
+            "{\"a\":1,}",
+            "{\"a\":01}",
+            "{\"a\":1.}",
+            "{\"a\":-}",
+            "{\"a\":1e}",
+            "{\"a\":\"\\x\"}",
+            "{\"a\":\"\\ud800\"}",
+            "{} x",
+            "{\"a\":tru}",
+            "[1,2",
+            "{\"a\":\"\t\"}",
         ] {
             assert!(parse(s).is_err(), "{s:?} should not parse");
         }
@@ -394,8 +408,14 @@ mod tests {
 
     #[test]
     fn non_objects_are_named() {
-        assert!(matches!(parse("[1]").unwrap(), Document::NotObject("an array")));
-        assert!(matches!(parse(" 42 ").unwrap(), Document::NotObject("a number")));
+        assert!(matches!(
+            parse("[1]").unwrap(),
+            Document::NotObject("an array")
+        ));
+        assert!(matches!(
+            parse(" 42 ").unwrap(),
+            Document::NotObject("a number")
+        ));
     }
 
     #[test]

@@ -53,7 +53,10 @@ impl Decoder {
         if let Some(crate::model::FramingError::TooLarge { len }) = input.framing_error {
             return reject(
                 RejectReason::TooLarge,
-                format!("{len} bytes, limit is {} (limits.max_event_bytes)", self.max_event_bytes),
+                format!(
+                    "{len} bytes, limit is {} (limits.max_event_bytes)",
+                    self.max_event_bytes
+                ),
             );
         }
         self.decode_bytes(&input.payload, input.sensor_hint, clock)
@@ -86,7 +89,10 @@ impl Decoder {
         let fields = match json::parse(text) {
             Ok(Document::Object(f)) => f,
             Ok(Document::NotObject(t)) => {
-                return reject(RejectReason::NotAnObject, format!("top level is {t}, not an object"))
+                return reject(
+                    RejectReason::NotAnObject,
+                    format!("top level is {t}, not an object"),
+                )
             }
             Err(e) => {
                 return reject(
@@ -227,7 +233,10 @@ impl Decoder {
         if values.is_empty() {
             return Err(Reject::new(
                 RejectReason::NoMetrics,
-                format!("no metric field; a {sensor} event needs one of {}", names.join(", ")),
+                format!(
+                    "no metric field; a {sensor} event needs one of {}",
+                    names.join(", ")
+                ),
             ));
         }
         Ok(Event {
@@ -299,8 +308,7 @@ fn required_str<'a>(v: Field<'a>, name: &str) -> Result<Cow<'a, str>, Reject> {
 
 fn check_id(s: &str, name: &str) -> Result<(), Reject> {
     let ok = (1..=64).contains(&s.len())
-        && s
-            .bytes()
+        && s.bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'));
     if ok {
         Ok(())

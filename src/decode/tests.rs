@@ -31,7 +31,8 @@ fn event(line: &str) -> Event {
     }
 }
 
-const W: &str = r#""sensor":"wearable","device_id":"w-1","event_time":"2026-11-29T19:30:00Z","player_id":7"#;
+const W: &str =
+    r#""sensor":"wearable","device_id":"w-1","event_time":"2026-11-29T19:30:00Z","player_id":7"#;
 
 #[test]
 fn wearable_event_decodes_with_all_fields() {
@@ -44,20 +45,27 @@ fn wearable_event_decodes_with_all_fields() {
     assert_eq!(e.event_id, Some(99));
     assert_eq!(e.player_name(), Some("Ana"));
     assert_eq!(e.values, vec![(0, 141.5)]);
-    assert_eq!(e.event_time, crate::timefmt::parse_rfc3339("2026-11-29T19:30:00Z").unwrap());
+    assert_eq!(
+        e.event_time,
+        crate::timefmt::parse_rfc3339("2026-11-29T19:30:00Z").unwrap()
+    );
 }
 
 #[test]
 fn epoch_millis_and_event_ts_alias_are_accepted() {
-    let a = event(r#"{"sensor":"pitch","device_id":"p","event_ts":1764444600250,"ball_speed":140}"#);
+    let a =
+        event(r#"{"sensor":"pitch","device_id":"p","event_ts":1764444600250,"ball_speed":140}"#);
     assert_eq!(a.event_time, 1_764_444_600_250_000);
-    let b = event(r#"{"sensor":"pitch","device_id":"p","event_time":1000,"event_ts":5,"spin_rate":1}"#);
+    let b =
+        event(r#"{"sensor":"pitch","device_id":"p","event_time":1000,"event_ts":5,"spin_rate":1}"#);
     assert_eq!(b.event_time, 1_000_000, "event_time wins over event_ts");
 }
 
 #[test]
 fn generic_event_names_its_metric() {
-    let e = event(r#"{"sensor":"generic","device_id":"g","event_time":0,"metric":"temp.c","value":21}"#);
+    let e = event(
+        r#"{"sensor":"generic","device_id":"g","event_time":0,"metric":"temp.c","value":21}"#,
+    );
     assert_eq!(e.metric_name(0), "temp.c");
 }
 
@@ -65,7 +73,10 @@ fn generic_event_names_its_metric() {
 fn source_kind_fills_a_missing_sensor() {
     let d = dec();
     let line = br#"{"device_id":"c","event_time":0,"zone_id":"z1","decibels":90}"#;
-    assert!(matches!(d.decode_bytes(line, Some(SensorKind::Crowd), 0), Decoded::Event(_)));
+    assert!(matches!(
+        d.decode_bytes(line, Some(SensorKind::Crowd), 0),
+        Decoded::Event(_)
+    ));
 }
 
 #[test]
@@ -84,7 +95,13 @@ fn too_large_line_is_rejected() {
 fn invalid_utf8_is_rejected() {
     let d = dec();
     let r = d.decode_bytes(b"{\"device_id\":\"\xff\"}", None, 0);
-    assert!(matches!(r, Decoded::Reject(Reject { reason: RejectReason::InvalidUtf8, .. })));
+    assert!(matches!(
+        r,
+        Decoded::Reject(Reject {
+            reason: RejectReason::InvalidUtf8,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -101,63 +118,140 @@ fn non_object_is_rejected() {
 
 #[test]
 fn missing_required_fields_are_rejected() {
-    assert_eq!(reason(r#"{"device_id":"a","event_time":0,"value":1}"#), RejectReason::MissingField);
-    assert_eq!(reason(r#"{"sensor":"pitch","event_time":0,"ball_speed":1}"#), RejectReason::MissingField);
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a","ball_speed":1}"#), RejectReason::MissingField);
     assert_eq!(
-        reason(r#"{"sensor":"wearable","device_id":"a","event_time":0,"player_id":null,"heart_rate":60}"#),
+        reason(r#"{"device_id":"a","event_time":0,"value":1}"#),
         RejectReason::MissingField
     );
-    assert_eq!(reason(r#"{"sensor":"crowd","device_id":"a","event_time":0,"decibels":1}"#), RejectReason::MissingField);
-    assert_eq!(reason(r#"{"sensor":"generic","device_id":"a","event_time":0,"value":1}"#), RejectReason::MissingField);
+    assert_eq!(
+        reason(r#"{"sensor":"pitch","event_time":0,"ball_speed":1}"#),
+        RejectReason::MissingField
+    );
+    assert_eq!(
+        reason(r#"{"sensor":"pitch","device_id":"a","ball_speed":1}"#),
+        RejectReason::MissingField
+    );
+    assert_eq!(
+        reason(
+            r#"{"sensor":"wearable","device_id":"a","event_time":0,"player_id":null,"heart_rate":60}"#
+        ),
+        RejectReason::MissingField
+    );
+    assert_eq!(
+        reason(r#"{"sensor":"crowd","device_id":"a","event_time":0,"decibels":1}"#),
+        RejectReason::MissingField
+    );
+    assert_eq!(
+        reason(r#"{"sensor":"generic","device_id":"a","event_time":0,"value":1}"#),
+        RejectReason::MissingField
+    );
 }
 
 #[test]
 fn fields_of_the_wrong_shape_are_invalid() {
-    assert_eq!(reason(&format!(r#"{{{W},"heart_rate":"72"}}"#)), RejectReason::InvalidField);
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a b","event_time":0,"ball_speed":1}"#), RejectReason::InvalidField);
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a","event_time":0,"match_id":1.5,"ball_speed":1}"#), RejectReason::InvalidField);
+    assert_eq!(
+        reason(&format!(r#"{{{W},"heart_rate":"72"}}"#)),
+        RejectReason::InvalidField
+    );
+    assert_eq!(
+        reason(r#"{"sensor":"pitch","device_id":"a b","event_time":0,"ball_speed":1}"#),
+        RejectReason::InvalidField
+    );
+    assert_eq!(
+        reason(
+            r#"{"sensor":"pitch","device_id":"a","event_time":0,"match_id":1.5,"ball_speed":1}"#
+        ),
+        RejectReason::InvalidField
+    );
     let long_name = "n".repeat(65);
-    assert_eq!(reason(&format!(r#"{{{W},"player_name":"{long_name}","heart_rate":60}}"#)), RejectReason::InvalidField);
-    assert_eq!(reason(r#"{"sensor":7,"device_id":"a","event_time":0,"value":1}"#), RejectReason::InvalidField);
+    assert_eq!(
+        reason(&format!(
+            r#"{{{W},"player_name":"{long_name}","heart_rate":60}}"#
+        )),
+        RejectReason::InvalidField
+    );
+    assert_eq!(
+        reason(r#"{"sensor":7,"device_id":"a","event_time":0,"value":1}"#),
+        RejectReason::InvalidField
+    );
 }
 
 #[test]
 fn non_finite_numbers_are_rejected() {
-    assert_eq!(reason(&format!(r#"{{{W},"heart_rate":NaN}}"#)), RejectReason::NonFinite);
-    assert_eq!(reason(&format!(r#"{{{W},"heart_rate":-Infinity}}"#)), RejectReason::NonFinite);
+    assert_eq!(
+        reason(&format!(r#"{{{W},"heart_rate":NaN}}"#)),
+        RejectReason::NonFinite
+    );
+    assert_eq!(
+        reason(&format!(r#"{{{W},"heart_rate":-Infinity}}"#)),
+        RejectReason::NonFinite
+    );
 }
 
 #[test]
 fn out_of_range_numbers_are_rejected() {
-    assert_eq!(reason(&format!(r#"{{{W},"acceleration":1e999}}"#)), RejectReason::OutOfRange);
-    assert_eq!(reason(&format!(r#"{{{W},"heart_rate":300}}"#)), RejectReason::OutOfRange, "configured range");
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a","event_time":0,"match_id":-1,"ball_speed":1}"#), RejectReason::OutOfRange);
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a","event_time":0,"event_id":99999999999999999999,"ball_speed":1}"#), RejectReason::OutOfRange);
+    assert_eq!(
+        reason(&format!(r#"{{{W},"acceleration":1e999}}"#)),
+        RejectReason::OutOfRange
+    );
+    assert_eq!(
+        reason(&format!(r#"{{{W},"heart_rate":300}}"#)),
+        RejectReason::OutOfRange,
+        "configured range"
+    );
+    assert_eq!(
+        reason(r#"{"sensor":"pitch","device_id":"a","event_time":0,"match_id":-1,"ball_speed":1}"#),
+        RejectReason::OutOfRange
+    );
+    assert_eq!(
+        reason(
+            r#"{"sensor":"pitch","device_id":"a","event_time":0,"event_id":99999999999999999999,"ball_speed":1}"#
+        ),
+        RejectReason::OutOfRange
+    );
 }
 
 #[test]
 fn unknown_sensor_is_rejected() {
-    assert_eq!(reason(r#"{"sensor":"weather","device_id":"a","event_time":0,"value":1}"#), RejectReason::UnknownSensor);
+    assert_eq!(
+        reason(r#"{"sensor":"weather","device_id":"a","event_time":0,"value":1}"#),
+        RejectReason::UnknownSensor
+    );
 }
 
 #[test]
 fn sensor_differing_from_source_kind_is_rejected() {
     let line = format!(r#"{{{W},"heart_rate":60}}"#);
-    assert_eq!(reason_with(&line, Some(SensorKind::Pitch)), RejectReason::SensorMismatch);
+    assert_eq!(
+        reason_with(&line, Some(SensorKind::Pitch)),
+        RejectReason::SensorMismatch
+    );
 }
 
 #[test]
 fn event_without_metrics_is_rejected() {
     assert_eq!(reason(&format!(r#"{{{W}}}"#)), RejectReason::NoMetrics);
-    assert_eq!(reason(&format!(r#"{{{W},"heart_rate":null}}"#)), RejectReason::NoMetrics);
+    assert_eq!(
+        reason(&format!(r#"{{{W},"heart_rate":null}}"#)),
+        RejectReason::NoMetrics
+    );
 }
 
 #[test]
 fn bad_times_are_rejected() {
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a","event_time":"yesterday","ball_speed":1}"#), RejectReason::InvalidTime);
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a","event_time":1.5,"ball_speed":1}"#), RejectReason::InvalidTime);
-    assert_eq!(reason(r#"{"sensor":"pitch","device_id":"a","event_time":9223372036854775807,"ball_speed":1}"#), RejectReason::InvalidTime);
+    assert_eq!(
+        reason(r#"{"sensor":"pitch","device_id":"a","event_time":"yesterday","ball_speed":1}"#),
+        RejectReason::InvalidTime
+    );
+    assert_eq!(
+        reason(r#"{"sensor":"pitch","device_id":"a","event_time":1.5,"ball_speed":1}"#),
+        RejectReason::InvalidTime
+    );
+    assert_eq!(
+        reason(
+            r#"{"sensor":"pitch","device_id":"a","event_time":9223372036854775807,"ball_speed":1}"#
+        ),
+        RejectReason::InvalidTime
+    );
 }
 
 #[test]
@@ -165,14 +259,21 @@ fn live_sources_reject_implausible_times() {
     let clock = crate::timefmt::parse_rfc3339("2026-11-29T19:30:00Z").unwrap();
     let d = Decoder::new(4096, vec![], Some(300_000_000));
     let r = |t: &str| match d.decode_bytes(
-        format!(r#"{{"sensor":"pitch","device_id":"a","event_time":"{t}","ball_speed":1}}"#).as_bytes(),
+        format!(r#"{{"sensor":"pitch","device_id":"a","event_time":"{t}","ball_speed":1}}"#)
+            .as_bytes(),
         None,
         clock,
     ) {
         Decoded::Reject(r) => Some(r.reason),
         _ => None,
     };
-    assert_eq!(r("1970-01-01T00:00:10Z"), Some(RejectReason::ImplausibleTime));
-    assert_eq!(r("2026-11-29T19:36:00Z"), Some(RejectReason::ImplausibleTime));
+    assert_eq!(
+        r("1970-01-01T00:00:10Z"),
+        Some(RejectReason::ImplausibleTime)
+    );
+    assert_eq!(
+        r("2026-11-29T19:36:00Z"),
+        Some(RejectReason::ImplausibleTime)
+    );
     assert_eq!(r("2026-11-29T19:34:00Z"), None);
 }

@@ -99,7 +99,7 @@ impl Detector {
         Detector {
             p,
             map: FxHashMap::with_capacity_and_hasher(p.max_keys, Default::default()),
-            slots: Vec::new(),
+            slots: Vec::with_capacity(p.max_keys.min(1 << 20)),
             free: Vec::new(),
             // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
             values: vec![0.0; cells],
@@ -183,17 +183,28 @@ impl Detector {
                 Some(b) => b,
                 None => {
                     self.counters.recomputes += 1;
-                    let vals = Ring { buf: &self.values[base..base + w], head, len };
+                    let vals = Ring {
+                        buf: &self.values[base..base + w],
+                        head,
+                        len,
+                    };
                     let slot = &mut self.slots[id as usize];
                     slot.sums.recompute(vals.iter(), len);
                     // Freshly recomputed sums are exact; trusted by construction.
-                    slot.sums.baseline(len).unwrap_or(Baseline { mean: slot.sums.k, std: 0.0, count: len })
+                    slot.sums.baseline(len).unwrap_or(Baseline {
+                        mean: slot.sums.k,
+                        std: 0.0,
+                        count: len,
+                    })
                 }
             };
             if baseline.std > 0.0 {
                 let z = self.slots[id as usize].sums.z_score(x, len, baseline.std);
                 if z.abs() > self.p.threshold {
-                    result = Observation::Alert { z_score: z, baseline };
+                    result = Observation::Alert {
+                        z_score: z,
+                        baseline,
+                    };
                 }
             }
         }
@@ -225,7 +236,10 @@ impl Detector {
             slot.len += 1;
         }
         if slot.len == 1 {
-            slot.sums = ShiftedSums { k: x, ..Default::default() };
+            slot.sums = ShiftedSums {
+                k: x,
+                ..Default::default()
+            };
         }
         slot.sums.add(x);
         slot.last_t = t;

@@ -78,7 +78,12 @@ impl ShiftedSums {
             s1 += d;
             s2 += d * d;
         }
-        *self = ShiftedSums { k, s1, s2, mag: 0.0 };
+        *self = ShiftedSums {
+            k,
+            s1,
+            s2,
+            mag: 0.0,
+        };
     }
 
     /// The window's statistics, if the running sums are still precise enough.

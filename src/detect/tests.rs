@@ -20,7 +20,11 @@ fn reference(window: &[f64], x: f64) -> (f64, f64, f64) {
         let (mut s, mut c) = (0.0f64, 0.0f64);
         for v in it {
             let t = s + v;
-            c += if s.abs() >= v.abs() { (s - t) + v } else { (v - t) + s };
+            c += if s.abs() >= v.abs() {
+                (s - t) + v
+            } else {
+                (v - t) + s
+            };
             s = t;
         }
         s + c
@@ -60,13 +64,27 @@ fn check_against_reference(values: &[f64], window: usize) {
                     // defined to within the values' own rounding, so the
                     // mean is compared on the scale of max(|mean|, std).
                     let scale = mean.abs().max(std);
-                    assert!((baseline.mean - mean).abs() <= 1e-7 * scale, "mean {} vs {mean}", baseline.mean);
-                    assert!(rel(baseline.std, std) < 1e-7, "std {} vs {std}", baseline.std);
-                    assert!((z_score - z).abs() <= 1e-7 * z.abs().max(1.0), "z {z_score} vs {z}");
+                    assert!(
+                        (baseline.mean - mean).abs() <= 1e-7 * scale,
+                        "mean {} vs {mean}",
+                        baseline.mean
+                    );
+                    assert!(
+                        rel(baseline.std, std) < 1e-7,
+                        "std {} vs {std}",
+                        baseline.std
+                    );
+                    assert!(
+                        (z_score - z).abs() <= 1e-7 * z.abs().max(1.0),
+                        "z {z_score} vs {z}"
+                    );
                     assert_eq!(baseline.count, w.len());
                 }
                 Observation::Normal => {
-                    assert!(std == 0.0 || z.abs() <= 0.5 * (1.0 + 1e-9), "missed alert z={z}");
+                    assert!(
+                        std == 0.0 || z.abs() <= 0.5 * (1.0 + 1e-9),
+                        "missed alert z={z}"
+                    );
                 }
                 Observation::Duplicate => panic!("no duplicates here"),
             }
@@ -137,7 +155,10 @@ fn feed(d: &mut Detector, dev: &str, t: i64, x: f64) -> Observation {
 fn spike_after_a_stable_baseline_alerts_with_its_statistics() {
     let mut d = Detector::new(params(100, 10));
     for i in 0..20 {
-        assert_eq!(feed(&mut d, "w", i, 100.0 + (i % 2) as f64), Observation::Normal);
+        assert_eq!(
+            feed(&mut d, "w", i, 100.0 + (i % 2) as f64),
+            Observation::Normal
+        );
     }
     match feed(&mut d, "w", 20, 110.0) {
         Observation::Alert { z_score, baseline } => {
@@ -156,7 +177,11 @@ fn no_alert_before_min_baseline_readings() {
     for i in 0..9 {
         feed(&mut d, "w", i, 100.0 + i as f64 % 2.0);
     }
-    assert_eq!(feed(&mut d, "w", 9, 1e6), Observation::Normal, "9 readings are not a baseline");
+    assert_eq!(
+        feed(&mut d, "w", 9, 1e6),
+        Observation::Normal,
+        "9 readings are not a baseline"
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! The output depends only on the rows and the settings (the `created_by`
 //! string is fixed), so encoding the same rows twice gives the same bytes.
 
+use crate::model::Micros;
 use crate::tables::{ColType, ColumnBuf, TableBuffer, TableId};
 use bytes::Bytes;
 use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical, ZstdLevel};
@@ -12,7 +13,6 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
-use crate::model::Micros;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -47,7 +47,9 @@ pub fn schema(table: TableId) -> Result<Type, ParquetError> {
                 .map(Arc::new)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Type::group_type_builder("schema").with_fields(fields).build()
+    Type::group_type_builder("schema")
+        .with_fields(fields)
+        .build()
 }
 
 /// Writer settings for every file (fixed `created_by`, so same rows → same bytes).
@@ -115,17 +117,20 @@ impl<W: Write + Send> ParquetFile<W> {
                 let v1 = v0 + n;
                 match &buf.columns[i] {
                     ColumnBuf::I64(v) => {
-                        col.typed::<Int64Type>().write_batch(&v[v0..v1], chunk_defs, None)?;
+                        col.typed::<Int64Type>()
+                            .write_batch(&v[v0..v1], chunk_defs, None)?;
                     }
                     ColumnBuf::F64(v) => {
-                        col.typed::<DoubleType>().write_batch(&v[v0..v1], chunk_defs, None)?;
+                        col.typed::<DoubleType>()
+                            .write_batch(&v[v0..v1], chunk_defs, None)?;
                     }
                     ColumnBuf::Bytes { offsets, .. } => {
                         let values: Vec<ByteArray> = offsets[v0..=v1]
                             .windows(2)
                             .map(|w| ByteArray::from(shared.slice(w[0]..w[1])))
                             .collect();
-                        col.typed::<ByteArrayType>().write_batch(&values, chunk_defs, None)?;
+                        col.typed::<ByteArrayType>()
+                            .write_batch(&values, chunk_defs, None)?;
                     }
                 }
                 v0 = v1;

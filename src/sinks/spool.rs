@@ -60,7 +60,13 @@ pub struct Spool {
 }
 
 /// `{table}/venue_id={venue}/date={date}/{gateway}-{seq:012}.parquet`.
-pub fn object_key(table: TableId, venue_id: &str, date: &str, gateway_id: &str, seq: u64) -> String {
+pub fn object_key(
+    table: TableId,
+    venue_id: &str,
+    date: &str,
+    gateway_id: &str,
+    seq: u64,
+) -> String {
     format!(
         "{}/venue_id={venue_id}/date={date}/{gateway_id}-{seq:012}.parquet",
         table.name()
@@ -131,17 +137,25 @@ impl Spool {
     /// Creates a temporary file for a table; [`Spool::commit`] makes it final.
     pub fn create_temp(&mut self, table: TableId) -> Result<(File, PathBuf), SpoolError> {
         self.tmp_counter += 1;
-        let tmp = self
-            .root
-            .join("tmp")
-            .join(format!("{}-{}-{}.tmp", table.name(), std::process::id(), self.tmp_counter));
+        let tmp = self.root.join("tmp").join(format!(
+            "{}-{}-{}.tmp",
+            table.name(),
+            std::process::id(),
+            self.tmp_counter
+        ));
         let f = File::create(&tmp).map_err(io("create", &tmp))?;
         Ok((f, tmp))
     }
 
     /// Fsyncs a finished temporary file and moves it to its final key with
     /// the table's next sequence number.
-    pub fn commit(&mut self, table: TableId, file: File, tmp: &Path, date: &str) -> Result<SpooledFile, SpoolError> {
+    pub fn commit(
+        &mut self,
+        table: TableId,
+        file: File,
+        tmp: &Path,
+        date: &str,
+    ) -> Result<SpooledFile, SpoolError> {
         file.sync_all().map_err(io("fsync", tmp))?;
         let size = file.metadata().map_err(io("stat", tmp))?.len();
         drop(file);
@@ -155,11 +169,22 @@ impl Spool {
         sync_dir(&dir)?;
         self.next_seq[table.index()] = seq + 1;
         self.persist_seq(table)?;
-        Ok(SpooledFile { table, seq, key, path, size })
+        Ok(SpooledFile {
+            table,
+            seq,
+            key,
+            path,
+            size,
+        })
     }
 
     /// Writes a complete file for `table` whose earliest row falls on `date`.
-    pub fn write(&mut self, table: TableId, date: &str, bytes: &[u8]) -> Result<SpooledFile, SpoolError> {
+    pub fn write(
+        &mut self,
+        table: TableId,
+        date: &str,
+        bytes: &[u8],
+    ) -> Result<SpooledFile, SpoolError> {
         let (mut f, tmp) = self.create_temp(table)?;
         f.write_all(bytes).map_err(io("write", &tmp))?;
         self.commit(table, f, &tmp, date)
@@ -253,7 +278,11 @@ pub fn max_seq_in_folder(root: &Path, gateway_id: &str) -> Vec<(TableId, u64)> {
         let mut max = None;
         if dir.exists() {
             let _ = walk(&dir, &mut |p, _| {
-                if let Some(s) = p.file_name().and_then(|n| n.to_str()).and_then(|n| seq_of(n, gateway_id)) {
+                if let Some(s) = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| seq_of(n, gateway_id))
+                {
                     max = Some(max.map_or(s, |m: u64| m.max(s)));
                 }
             });
@@ -275,7 +304,10 @@ mod tests {
         let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
         let a = s.write(TableId::Alerts, "2026-11-29", b"one").unwrap();
         let b = s.write(TableId::Alerts, "2026-11-30", b"two").unwrap();
-        assert_eq!(a.key, "alerts/venue_id=v/date=2026-11-29/gw-1-000000000000.parquet");
+        assert_eq!(
+            a.key,
+            "alerts/venue_id=v/date=2026-11-29/gw-1-000000000000.parquet"
+        );
         assert_eq!(b.seq, 1);
         drop(s);
         let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
@@ -317,6 +349,9 @@ mod tests {
         Spool::open(dir.path(), "v", "g").unwrap();
         std::fs::write(dir.path().join("tmp/alerts-0-1.tmp"), b"half").unwrap();
         Spool::open(dir.path(), "v", "g").unwrap();
-        assert_eq!(std::fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("tmp")).unwrap().count(),
+            0
+        );
     }
 }

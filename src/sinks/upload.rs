@@ -32,7 +32,9 @@ pub struct Uploader {
 impl Uploader {
     /// An uploader with `pending` files already waiting.
     pub fn new(store: Store, stats: Arc<UploadStats>, pending: Vec<SpooledFile>) -> Uploader {
-        stats.spool_files.store(pending.len() as u64, Ordering::Relaxed);
+        stats
+            .spool_files
+            .store(pending.len() as u64, Ordering::Relaxed);
         stats
             .spool_bytes
             .store(pending.iter().map(|f| f.size).sum(), Ordering::Relaxed);
@@ -80,7 +82,10 @@ impl Uploader {
                 s.uploaded_files.fetch_add(1, Ordering::Relaxed);
                 s.uploaded_bytes.fetch_add(f.size, Ordering::Relaxed);
                 s.last_upload_at.store(now_micros(), Ordering::Relaxed);
-                s.spool_files.fetch_sub(1.min(s.spool_files.load(Ordering::Relaxed)), Ordering::Relaxed);
+                s.spool_files.fetch_sub(
+                    1.min(s.spool_files.load(Ordering::Relaxed)),
+                    Ordering::Relaxed,
+                );
                 let b = s.spool_bytes.load(Ordering::Relaxed);
                 s.spool_bytes.fetch_sub(f.size.min(b), Ordering::Relaxed);
                 tracing::debug!(key = %f.key, bytes = f.size, ms = started.elapsed().as_millis() as u64, "Uploaded.");
@@ -97,7 +102,8 @@ impl Uploader {
 
     /// The delay before the next attempt after consecutive failures.
     pub fn backoff(&mut self) -> Duration {
-        let exp = MIN_BACKOFF.as_millis() as f64 * 2f64.powi(self.failures_in_row.saturating_sub(1).min(16) as i32);
+        let exp = MIN_BACKOFF.as_millis() as f64
+            * 2f64.powi(self.failures_in_row.saturating_sub(1).min(16) as i32);
         let capped = exp.min(MAX_BACKOFF.as_millis() as f64);
         // Full jitter between half and all of the delay.
         Duration::from_millis((capped * (0.5 + 0.5 * self.rng.uniform())) as u64)
@@ -147,7 +153,8 @@ impl Uploader {
             if !open {
                 break;
             }
-            let sleep_until = retry_at.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
+            let sleep_until =
+                retry_at.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
             tokio::select! {
                 f = rx.recv() => match f {
                     Some(f) => self.enqueue(f),
@@ -162,7 +169,10 @@ impl Uploader {
         }
         let left = self.queue.len();
         if left > 0 {
-            tracing::warn!(files = left, "Stopping with files still in the spool; they are uploaded at the next start.");
+            tracing::warn!(
+                files = left,
+                "Stopping with files still in the spool; they are uploaded at the next start."
+            );
         }
     }
 }

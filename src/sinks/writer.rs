@@ -62,7 +62,11 @@ impl TableWriter {
 
     /// Appends a buffer as a row group of its table's open file; returns the
     /// file it closed to make room, if any.
-    pub fn append(&mut self, buf: &TableBuffer, stats: &UploadStats) -> Result<Option<SpooledFile>, WriteError> {
+    pub fn append(
+        &mut self,
+        buf: &TableBuffer,
+        stats: &UploadStats,
+    ) -> Result<Option<SpooledFile>, WriteError> {
         if buf.rows == 0 {
             return Ok(None);
         }
@@ -74,11 +78,15 @@ impl TableWriter {
         {
             closed = self.close(t, stats)?;
         }
-        let enc = |source| WriteError::Encode { table: t.name(), source };
+        let enc = |source| WriteError::Encode {
+            table: t.name(),
+            source,
+        };
         if self.open[t.index()].is_none() {
             let (f, tmp) = self.spool.create_temp(t)?;
             let props = properties(self.snappy, self.max_rows).map_err(enc)?;
-            let file = ParquetFile::new(BufWriter::with_capacity(64 * 1024, f), t, props).map_err(enc)?;
+            let file =
+                ParquetFile::new(BufWriter::with_capacity(64 * 1024, f), t, props).map_err(enc)?;
             self.open[t.index()] = Some(OpenFile { file, tmp });
         }
         if let Some(o) = self.open[t.index()].as_mut() {
@@ -88,7 +96,11 @@ impl TableWriter {
     }
 
     /// Finishes a table's open file and commits it to the spool.
-    pub fn close(&mut self, t: TableId, stats: &UploadStats) -> Result<Option<SpooledFile>, WriteError> {
+    pub fn close(
+        &mut self,
+        t: TableId,
+        stats: &UploadStats,
+    ) -> Result<Option<SpooledFile>, WriteError> {
         let Some(o) = self.open[t.index()].take() else {
             return Ok(None);
         };
@@ -97,11 +109,16 @@ impl TableWriter {
             return Ok(None);
         };
         let rows = o.file.rows;
-        let enc = |source| WriteError::Encode { table: t.name(), source };
+        let enc = |source| WriteError::Encode {
+            table: t.name(),
+            source,
+        };
         let out = o.file.finish().map_err(enc)?;
-        let file = out
-            .into_inner()
-            .map_err(|e| enc(parquet::errors::ParquetError::External(Box::new(e.into_error()))))?;
+        let file = out.into_inner().map_err(|e| {
+            enc(parquet::errors::ParquetError::External(Box::new(
+                e.into_error(),
+            )))
+        })?;
         let spooled = self.spool.commit(t, file, &o.tmp, &format_date(min_time))?;
         stats.files_written.fetch_add(1, Ordering::Relaxed);
         stats.spool_files.fetch_add(1, Ordering::Relaxed);

@@ -90,7 +90,10 @@ impl LineFramer {
                 }
                 if self.buf.len() > self.max {
                     let len = self.buf.len();
-                    emit(Line::TooLarge { prefix: &self.buf[..self.max], len });
+                    emit(Line::TooLarge {
+                        prefix: &self.buf[..self.max],
+                        len,
+                    });
                 } else {
                     emit(Line::Ok(&self.buf));
                 }
@@ -110,7 +113,9 @@ mod tests {
         let mut emit = |l: Line<'_>| {
             out.push(match l {
                 Line::Ok(b) => String::from_utf8_lossy(b).into_owned(),
-                Line::TooLarge { prefix, len } => format!("TOO({len}):{}", String::from_utf8_lossy(prefix)),
+                Line::TooLarge { prefix, len } => {
+                    format!("TOO({len}):{}", String::from_utf8_lossy(prefix))
+                }
             })
         };
         for p in pieces {
@@ -122,7 +127,10 @@ mod tests {
 
     #[test]
     fn lines_split_across_reads_are_joined() {
-        assert_eq!(frame(10, &[b"ab", b"c\nde", b"f\r\n", b"g"]), ["abc", "def", "g"]);
+        assert_eq!(
+            frame(10, &[b"ab", b"c\nde", b"f\r\n", b"g"]),
+            ["abc", "def", "g"]
+        );
     }
 
     #[test]
@@ -135,7 +143,10 @@ mod tests {
 
     #[test]
     fn line_of_exactly_max_bytes_is_accepted() {
-        assert_eq!(frame(4, &[b"1234\n1234\r\n12345\n"]), ["1234", "1234", "TOO(5):1234"]);
+        assert_eq!(
+            frame(4, &[b"1234\n1234\r\n12345\n"]),
+            ["1234", "1234", "TOO(5):1234"]
+        );
     }
 
     #[test]

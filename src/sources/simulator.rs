@@ -47,10 +47,21 @@ impl Rng {
 
 #[derive(Debug, Clone)]
 enum Device {
-    Player { id: i64, base_hr: f64, episode: Option<(Micros, Micros)> },
-    Pitch { n: u32, delivery: i64 },
-    Crowd { n: u32 },
-    Generic { n: u32 },
+    Player {
+        id: i64,
+        base_hr: f64,
+        episode: Option<(Micros, Micros)>,
+    },
+    Pitch {
+        n: u32,
+        delivery: i64,
+    },
+    Crowd {
+        n: u32,
+    },
+    Generic {
+        n: u32,
+    },
 }
 
 /// Ground truth about one generated event, for tests and rehearsals.
@@ -138,7 +149,11 @@ impl Simulator {
         let per_device_step = self.step_us * self.devices.len() as f64;
         let mut device = self.devices[idx].clone();
         match &mut device {
-            Device::Player { id, base_hr, episode } => {
+            Device::Player {
+                id,
+                base_hr,
+                episode,
+            } => {
                 // Chance per reading so that fatigue_rate is per player-minute.
                 let p_start = self.cfg.fatigue_rate * per_device_step / 60e6;
                 if episode.is_none() && self.rng.uniform() < p_start {
@@ -217,12 +232,19 @@ mod tests {
 
     #[test]
     fn every_generated_line_decodes() {
-        let cfg = SimulatorSection { anomaly_rate: 0.05, fatigue_rate: 0.5, ..Default::default() };
+        let cfg = SimulatorSection {
+            anomaly_rate: 0.05,
+            fatigue_rate: 0.5,
+            ..Default::default()
+        };
         let mut sim = Simulator::new(&cfg, 1_764_444_600_000_000);
         let d = Decoder::new(4096, vec![], None);
         for _ in 0..2000 {
             let (line, _) = sim.next_line();
-            assert!(matches!(d.decode_bytes(line.as_bytes(), None, 0), Decoded::Event(_)), "{line}");
+            assert!(
+                matches!(d.decode_bytes(line.as_bytes(), None, 0), Decoded::Event(_)),
+                "{line}"
+            );
         }
     }
 
@@ -238,7 +260,12 @@ mod tests {
 
     #[test]
     fn anomalies_and_fatigue_are_injected_at_the_configured_rates() {
-        let cfg = SimulatorSection { anomaly_rate: 0.01, fatigue_rate: 0.2, players: 10, ..Default::default() };
+        let cfg = SimulatorSection {
+            anomaly_rate: 0.01,
+            fatigue_rate: 0.2,
+            players: 10,
+            ..Default::default()
+        };
         let mut sim = Simulator::new(&cfg, 0);
         let (mut anomalies, mut fatigued) = (0, 0);
         for _ in 0..20_000 {

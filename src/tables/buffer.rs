@@ -103,7 +103,11 @@ impl RowWriter<'_> {
             self.buf.table.name()
         );
         let col = &self.buf.table.columns()[i];
-        debug_assert!(present || col.nullable, "null in required column {}", col.name);
+        debug_assert!(
+            present || col.nullable,
+            "null in required column {}",
+            col.name
+        );
         if col.nullable {
             self.buf.defs[i].push(present as i16);
         }

@@ -121,8 +121,16 @@ impl TableId {
 
     fn build_columns(self) -> Vec<Column> {
         use ColType::*;
-        let c = |name: &str, ty: ColType| Column { name: name.into(), ty, nullable: false };
-        let n = |name: &str, ty: ColType| Column { name: name.into(), ty, nullable: true };
+        let c = |name: &str, ty: ColType| Column {
+            name: name.into(),
+            ty,
+            nullable: false,
+        };
+        let n = |name: &str, ty: ColType| Column {
+            name: name.into(),
+            ty,
+            nullable: true,
+        };
         let ids = || vec![c("venue_id", Utf8), c("gateway_id", Utf8)];
         let window_head = || {
             let mut v = ids();
@@ -276,19 +284,39 @@ mod tests {
             let mut names: Vec<_> = t.columns().iter().map(|c| &c.name).collect();
             names.sort();
             names.dedup();
-            assert_eq!(names.len(), t.columns().len(), "duplicate column in {}", t.name());
+            assert_eq!(
+                names.len(),
+                t.columns().len(),
+                "duplicate column in {}",
+                t.name()
+            );
         }
     }
 
     #[test]
     fn alerts_columns_follow_the_spec_order() {
-        let names: Vec<_> = TableId::Alerts.columns().iter().map(|c| c.name.as_str()).collect();
+        let names: Vec<_> = TableId::Alerts
+            .columns()
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         assert_eq!(
             names,
             [
-                "alert_id", "venue_id", "gateway_id", "sensor", "device_id", "metric", "value",
-                "z_score", "baseline_mean", "baseline_std", "baseline_count", "match_id",
-                "event_time", "detected_at"
+                "alert_id",
+                "venue_id",
+                "gateway_id",
+                "sensor",
+                "device_id",
+                "metric",
+                "value",
+                "z_score",
+                "baseline_mean",
+                "baseline_std",
+                "baseline_count",
+                "match_id",
+                "event_time",
+                "detected_at"
             ]
         );
     }

@@ -16,7 +16,13 @@ pub struct Stamp {
 }
 
 /// `{venue_id}/{sensor}/{device_id}/{metric}/{event_time µs}` (SPEC §2).
-pub fn alert_id(venue_id: &str, sensor: SensorKind, device_id: &str, metric: &str, t: Micros) -> String {
+pub fn alert_id(
+    venue_id: &str,
+    sensor: SensorKind,
+    device_id: &str,
+    metric: &str,
+    t: Micros,
+) -> String {
     format!("{venue_id}/{sensor}/{device_id}/{metric}/{t}")
 }
 
@@ -119,7 +125,10 @@ impl Stamp {
             .i64(w.start)
             .i64(w.end);
         r = match &w.key {
-            GroupKey::Wearable { match_id, player_id } => r
+            GroupKey::Wearable {
+                match_id,
+                player_id,
+            } => r
                 .i64(*match_id)
                 .i64(*player_id)
                 .opt_str(w.cell.player_name.as_deref()),

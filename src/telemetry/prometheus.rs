@@ -41,35 +41,134 @@ pub fn render(s: &MetricsSnapshot) -> String {
     let gauge = |o: &mut String, name: &str, help: &str, v: f64| {
         let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
     };
-    counter(&mut o, "pitchside_input_rows_total", "Inputs received (events and rejects).", c.input_rows);
-    counter(&mut o, "pitchside_readings_total", "Accepted non-duplicate readings.", c.readings);
+    counter(
+        &mut o,
+        "pitchside_input_rows_total",
+        "Inputs received (events and rejects).",
+        c.input_rows,
+    );
+    counter(
+        &mut o,
+        "pitchside_readings_total",
+        "Accepted non-duplicate readings.",
+        c.readings,
+    );
     let _ = writeln!(o, "# HELP pitchside_rejected_rows_total Rejected inputs by reason.\n# TYPE pitchside_rejected_rows_total counter");
     for r in RejectReason::ALL {
-        let _ = writeln!(o, "pitchside_rejected_rows_total{{reason=\"{}\"}} {}", r.as_str(), c.rejected[r as usize]);
+        let _ = writeln!(
+            o,
+            "pitchside_rejected_rows_total{{reason=\"{}\"}} {}",
+            r.as_str(),
+            c.rejected[r as usize]
+        );
     }
-    counter(&mut o, "pitchside_late_rows_total", "Readings that arrived after their window closed.", c.late_rows);
-    counter(&mut o, "pitchside_duplicate_rows_total", "Readings ignored as duplicates.", c.duplicate_rows);
-    counter(&mut o, "pitchside_alerts_total", "z-score alerts.", c.alerts);
-    counter(&mut o, "pitchside_fatigue_alerts_total", "Fatigue alerts.", c.fatigue_alerts);
-    counter(&mut o, "pitchside_evictions_total", "Detector keys evicted at detector.max_keys.", c.evictions);
-    counter(&mut o, "pitchside_window_drops_total", "Events not windowed at windows.max_open_groups.", c.window_drops);
-    counter(&mut o, "pitchside_files_written_total", "Parquet files written to the spool.", s.files_written_total);
-    counter(&mut o, "pitchside_uploaded_files_total", "Files uploaded to the store.", s.uploaded_files_total);
-    counter(&mut o, "pitchside_upload_failures_total", "Failed upload attempts.", s.upload_failures_total);
-    gauge(&mut o, "pitchside_input_rows_per_second", "Input rate over the last progress interval.", p.input_rows_per_second);
-    gauge(&mut o, "pitchside_state_keys", "Live detector keys.", p.state_keys as f64);
-    gauge(&mut o, "pitchside_state_bytes", "Detector state bytes.", p.state_bytes as f64);
-    gauge(&mut o, "pitchside_open_windows", "Open window cells.", p.open_windows as f64);
-    gauge(&mut o, "pitchside_spool_files", "Files waiting in the spool.", p.spool_files as f64);
-    gauge(&mut o, "pitchside_spool_bytes", "Bytes waiting in the spool.", p.spool_bytes as f64);
+    counter(
+        &mut o,
+        "pitchside_late_rows_total",
+        "Readings that arrived after their window closed.",
+        c.late_rows,
+    );
+    counter(
+        &mut o,
+        "pitchside_duplicate_rows_total",
+        "Readings ignored as duplicates.",
+        c.duplicate_rows,
+    );
+    counter(
+        &mut o,
+        "pitchside_alerts_total",
+        "z-score alerts.",
+        c.alerts,
+    );
+    counter(
+        &mut o,
+        "pitchside_fatigue_alerts_total",
+        "Fatigue alerts.",
+        c.fatigue_alerts,
+    );
+    counter(
+        &mut o,
+        "pitchside_evictions_total",
+        "Detector keys evicted at detector.max_keys.",
+        c.evictions,
+    );
+    counter(
+        &mut o,
+        "pitchside_window_drops_total",
+        "Events not windowed at windows.max_open_groups.",
+        c.window_drops,
+    );
+    counter(
+        &mut o,
+        "pitchside_files_written_total",
+        "Parquet files written to the spool.",
+        s.files_written_total,
+    );
+    counter(
+        &mut o,
+        "pitchside_uploaded_files_total",
+        "Files uploaded to the store.",
+        s.uploaded_files_total,
+    );
+    counter(
+        &mut o,
+        "pitchside_upload_failures_total",
+        "Failed upload attempts.",
+        s.upload_failures_total,
+    );
+    gauge(
+        &mut o,
+        "pitchside_input_rows_per_second",
+        "Input rate over the last progress interval.",
+        p.input_rows_per_second,
+    );
+    gauge(
+        &mut o,
+        "pitchside_state_keys",
+        "Live detector keys.",
+        p.state_keys as f64,
+    );
+    gauge(
+        &mut o,
+        "pitchside_state_bytes",
+        "Detector state bytes.",
+        p.state_bytes as f64,
+    );
+    gauge(
+        &mut o,
+        "pitchside_open_windows",
+        "Open window cells.",
+        p.open_windows as f64,
+    );
+    gauge(
+        &mut o,
+        "pitchside_spool_files",
+        "Files waiting in the spool.",
+        p.spool_files as f64,
+    );
+    gauge(
+        &mut o,
+        "pitchside_spool_bytes",
+        "Bytes waiting in the spool.",
+        p.spool_bytes as f64,
+    );
     let _ = writeln!(o, "# HELP pitchside_watermark_seconds Watermark per sensor kind (epoch seconds).\n# TYPE pitchside_watermark_seconds gauge");
     for (k, w) in SensorKind::ALL.iter().zip(p.watermarks) {
         if let Some(w) = w {
-            let _ = writeln!(o, "pitchside_watermark_seconds{{sensor=\"{k}\"}} {}", w as f64 / 1e6);
+            let _ = writeln!(
+                o,
+                "pitchside_watermark_seconds{{sensor=\"{k}\"}} {}",
+                w as f64 / 1e6
+            );
         }
     }
     if let Some(t) = p.last_upload_at {
-        gauge(&mut o, "pitchside_last_upload_seconds", "Time of the last successful upload (epoch seconds).", t as f64 / 1e6);
+        gauge(
+            &mut o,
+            "pitchside_last_upload_seconds",
+            "Time of the last successful upload (epoch seconds).",
+            t as f64 / 1e6,
+        );
     }
     o
 }
@@ -94,10 +193,13 @@ pub async fn serve(
         let snapshot = snapshot.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 2048];
-            let n = match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf)).await {
-                Ok(Ok(n)) => n,
-                _ => return,
-            };
+            let n =
+                match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf))
+                    .await
+                {
+                    Ok(Ok(n)) => n,
+                    _ => return,
+                };
             let req = String::from_utf8_lossy(&buf[..n]);
             let path = req.split_whitespace().nth(1).unwrap_or("/");
             let (status, body) = match path {

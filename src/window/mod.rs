@@ -58,7 +58,9 @@ impl GroupKey {
                 match_id: e.match_id,
                 player_id: *player_id,
             },
-            Identity::Pitch { .. } => GroupKey::Pitch { match_id: e.match_id },
+            Identity::Pitch { .. } => GroupKey::Pitch {
+                match_id: e.match_id,
+            },
             Identity::Crowd { zone_id } => GroupKey::Crowd {
                 match_id: e.match_id,
                 zone_id: zone_id.clone(),
@@ -75,7 +77,7 @@ impl GroupKey {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Agg {
     /// Values seen.
-    pub count: u64,
+    pub count: u32,
     sum: f64,
     comp: f64,
     /// Smallest value.
@@ -106,7 +108,7 @@ impl Agg {
             (x - t) + self.sum
         };
         self.sum = t;
-        self.count += 1;
+        self.count = self.count.saturating_add(1);
         self.min = self.min.min(x);
         self.max = self.max.max(x);
     }
@@ -128,14 +130,26 @@ impl Agg {
 }
 
 /// One group's aggregates in one window.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     /// Non-late, non-duplicate events.
     pub events: u64,
     /// Last non-null player name (wearables).
     pub player_name: Option<String>,
-    /// Per metric index (generic uses index 0 for `value`).
-    pub aggs: [Agg; 4],
+    /// One per metric of the kind (generic: one, for `value`), sized to the
+    /// kind so that a generic cell does not carry four.
+    pub aggs: Box<[Agg]>,
+}
+
+impl Cell {
+    fn new(kind: SensorKind) -> Cell {
+        let n = kind.metrics().len().max(1);
+        Cell {
+            events: 0,
+            player_name: None,
+            aggs: vec![Agg::default(); n].into_boxed_slice(),
+        }
+    }
 }
 
 /// An emitted window row.
@@ -175,6 +189,9 @@ pub struct WindowAggregator {
     open: [BTreeMap<Micros, FxHashMap<GroupKey, Cell>>; 4],
     open_cells: usize,
     dropped: u64,
+    /// Groups in the last emitted window of each kind: new windows' maps are
+    /// sized to it, so they do not grow (and briefly double) by rehashing.
+    last_groups: [usize; 4],
 }
 
 impl WindowAggregator {
@@ -186,6 +203,7 @@ impl WindowAggregator {
             open: Default::default(),
             open_cells: 0,
             dropped: 0,
+            last_groups: [0; 4],
         }
     }
 
@@ -233,7 +251,14 @@ impl WindowAggregator {
                     return Placement::Dropped;
                 }
                 self.open_cells += 1;
-                windows.entry(start).or_default().entry(key).or_default()
+                let hint = self.last_groups[e.sensor.index()];
+                windows
+                    .entry(start)
+                    .or_insert_with(|| {
+                        FxHashMap::with_capacity_and_hasher(hint, Default::default())
+                    })
+                    .entry(key)
+                    .or_insert_with(|| Cell::new(e.sensor))
             }
         };
         cell.events += 1;
@@ -249,8 +274,8 @@ impl WindowAggregator {
     }
 
     /// Moves the kind's watermark after an accepted event at `t` and emits
-    /// (appends to `out`) every window whose end it reached.
-    pub fn advance(&mut self, kind: SensorKind, t: Micros, out: &mut Vec<WindowRow>) {
+    /// (hands to `out`, in window then group order) every window whose end it reached.
+    pub fn advance(&mut self, kind: SensorKind, t: Micros, out: &mut dyn FnMut(WindowRow)) {
         let slot = &mut self.max_time[kind.index()];
         *slot = Some(slot.map_or(t, |m| m.max(t)));
         if let Some(wm) = self.watermark(kind) {
@@ -259,13 +284,18 @@ impl WindowAggregator {
     }
 
     /// Emits every open window of every kind (end of a replay).
-    pub fn flush_all(&mut self, out: &mut Vec<WindowRow>) {
+    pub fn flush_all(&mut self, out: &mut dyn FnMut(WindowRow)) {
         for kind in SensorKind::ALL {
             self.emit(kind, |_| true, out);
         }
     }
 
-    fn emit(&mut self, kind: SensorKind, due: impl Fn(Micros) -> bool, out: &mut Vec<WindowRow>) {
+    fn emit(
+        &mut self,
+        kind: SensorKind,
+        due: impl Fn(Micros) -> bool,
+        out: &mut dyn FnMut(WindowRow),
+    ) {
         let size = self.p.size;
         let windows = &mut self.open[kind.index()];
         while let Some((&start, _)) = windows.first_key_value() {
@@ -274,17 +304,22 @@ impl WindowAggregator {
                 break;
             }
             // first_key_value just returned this entry.
-            let Some((_, cells)) = windows.pop_first() else { break };
+            let Some((_, cells)) = windows.pop_first() else {
+                break;
+            };
             self.open_cells -= cells.len();
+            self.last_groups[kind.index()] = cells.len();
             let mut rows: Vec<_> = cells.into_iter().collect();
             rows.sort_by(|a, b| a.0.cmp(&b.0));
-            out.extend(rows.into_iter().map(|(key, cell)| WindowRow {
-                kind,
-                start,
-                end,
-                key,
-                cell,
-            }));
+            for (key, cell) in rows {
+                out(WindowRow {
+                    kind,
+                    start,
+                    end,
+                    key,
+                    cell,
+                });
+            }
         }
     }
 }

@@ -28,8 +28,12 @@ fn wearable(t: Micros, player: i64, hr: f64) -> Event {
 
 fn push(a: &mut WindowAggregator, e: &Event, out: &mut Vec<WindowRow>) -> Placement {
     let p = a.add(e, &e.values.clone());
-    a.advance(e.sensor, e.event_time, out);
+    a.advance(e.sensor, e.event_time, &mut |r| out.push(r));
     p
+}
+
+fn flush(a: &mut WindowAggregator, out: &mut Vec<WindowRow>) {
+    a.flush_all(&mut |r| out.push(r));
 }
 
 #[test]
@@ -48,7 +52,11 @@ fn window_is_emitted_once_the_watermark_reaches_its_end() {
     assert_eq!(r.cell.aggs[0].mean(), Some(105.0));
     assert_eq!(r.cell.aggs[0].min(), Some(100.0));
     assert_eq!(r.cell.aggs[0].max(), Some(110.0));
-    assert_eq!(r.cell.aggs[1].mean(), None, "acceleration absent gives nulls");
+    assert_eq!(
+        r.cell.aggs[1].mean(),
+        None,
+        "acceleration absent gives nulls"
+    );
     assert_eq!(r.cell.player_name.as_deref(), Some("P7"));
 }
 
@@ -58,7 +66,12 @@ fn late_reading_after_watermark_goes_to_late_table() {
     let mut out = vec![];
     push(&mut a, &wearable(100_000_000, 7, 100.0), &mut out); // wm = 70s
     let p = push(&mut a, &wearable(5_000_000, 8, 90.0), &mut out);
-    assert_eq!(p, Placement::Late { watermark: 70_000_000 });
+    assert_eq!(
+        p,
+        Placement::Late {
+            watermark: 70_000_000
+        }
+    );
     // A late event never moves the watermark backwards.
     assert_eq!(a.watermark(SensorKind::Wearable), Some(70_000_000));
 }
@@ -81,14 +94,32 @@ fn flush_all_emits_every_open_window_in_time_order() {
     push(&mut a, &wearable(0, 2, 1.0), &mut out);
     push(&mut a, &wearable(1, 1, 1.0), &mut out);
     push(&mut a, &wearable(MIN + 1, 1, 1.0), &mut out);
-    a.flush_all(&mut out);
+    flush(&mut a, &mut out);
     let got: Vec<_> = out.iter().map(|r| (r.start, r.key.clone())).collect();
     assert_eq!(
         got,
         vec![
-            (0, GroupKey::Wearable { match_id: 1, player_id: 1 }),
-            (0, GroupKey::Wearable { match_id: 1, player_id: 2 }),
-            (MIN, GroupKey::Wearable { match_id: 1, player_id: 1 }),
+            (
+                0,
+                GroupKey::Wearable {
+                    match_id: 1,
+                    player_id: 1
+                }
+            ),
+            (
+                0,
+                GroupKey::Wearable {
+                    match_id: 1,
+                    player_id: 2
+                }
+            ),
+            (
+                MIN,
+                GroupKey::Wearable {
+                    match_id: 1,
+                    player_id: 1
+                }
+            ),
         ]
     );
     assert_eq!(a.open_cells(), 0);
@@ -96,12 +127,29 @@ fn flush_all_emits_every_open_window_in_time_order() {
 
 #[test]
 fn new_groups_past_the_cap_are_dropped_and_counted() {
-    let mut a = WindowAggregator::new(WindowParams { size: MIN, delay: 0, max_open_groups: 2 });
+    let mut a = WindowAggregator::new(WindowParams {
+        size: MIN,
+        delay: 0,
+        max_open_groups: 2,
+    });
     let mut out = vec![];
-    assert_eq!(push(&mut a, &wearable(0, 1, 1.0), &mut out), Placement::Window);
-    assert_eq!(push(&mut a, &wearable(0, 2, 1.0), &mut out), Placement::Window);
-    assert_eq!(push(&mut a, &wearable(0, 3, 1.0), &mut out), Placement::Dropped);
-    assert_eq!(push(&mut a, &wearable(0, 1, 2.0), &mut out), Placement::Window, "existing group still counts");
+    assert_eq!(
+        push(&mut a, &wearable(0, 1, 1.0), &mut out),
+        Placement::Window
+    );
+    assert_eq!(
+        push(&mut a, &wearable(0, 2, 1.0), &mut out),
+        Placement::Window
+    );
+    assert_eq!(
+        push(&mut a, &wearable(0, 3, 1.0), &mut out),
+        Placement::Dropped
+    );
+    assert_eq!(
+        push(&mut a, &wearable(0, 1, 2.0), &mut out),
+        Placement::Window,
+        "existing group still counts"
+    );
     assert_eq!(a.dropped(), 1);
 }
 
@@ -126,8 +174,8 @@ proptest! {
                 Placement::Dropped => prop_assert!(false, "cap not reached"),
             }
         }
-        a.flush_all(&mut out);
-        let in_windows: u64 = out.iter().map(|r| r.cell.aggs[0].count).sum();
+        flush(&mut a, &mut out);
+        let in_windows: u64 = out.iter().map(|r| r.cell.aggs[0].count as u64).sum();
         prop_assert_eq!(in_windows + late, times.len() as u64);
         // Windows are emitted once: no (start, group) twice.
         let mut keys: Vec<_> = out.iter().map(|r| (r.start, r.key.clone())).collect();

@@ -56,7 +56,11 @@ pub fn rows(root: &Path, table: &str) -> Vec<Row> {
         let reader = SerializedFileReader::new(std::fs::File::open(&f).unwrap()).unwrap();
         for row in reader.get_row_iter(None).unwrap() {
             let row = row.unwrap();
-            out.push(row.get_column_iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+            out.push(
+                row.get_column_iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            );
         }
     }
     out
