@@ -299,10 +299,11 @@ impl Pipeline {
                 );
             }
         }
-        if late.is_none() && !nondup.is_empty() {
-            if self.windows.add(e, &nondup) == Placement::Dropped {
-                self.out.counters.window_drops += 1;
-            }
+        if late.is_none()
+            && !nondup.is_empty()
+            && self.windows.add(e, &nondup) == Placement::Dropped
+        {
+            self.out.counters.window_drops += 1;
         }
         self.nondup = nondup;
         self.out.counters.evictions = self.detector.counters().evictions;

@@ -202,7 +202,11 @@ fn replay_writes_every_table_with_hand_computed_results() {
 
     let progress = rows(&out, "progress");
     assert_eq!(progress.len(), 1);
-    assert_eq!(i(&progress[0], "input_rows"), 33 + 13);
+    assert_eq!(
+        i(&progress[0], "input_rows"),
+        33 + 12,
+        "blank lines are not inputs"
+    );
     assert_eq!(i(&progress[0], "rejected_rows"), 12);
     assert_eq!(i(&progress[0], "late_rows"), 1);
     assert_eq!(i(&progress[0], "duplicate_rows"), 1);
@@ -262,10 +266,7 @@ fn every_file_has_the_table_schema_utc_micros_and_zstd() {
                 match c.ty {
                     ColType::Ts => assert_eq!(
                         d.logical_type_ref(),
-                        Some(&LogicalType::Timestamp {
-                            is_adjusted_to_u_t_c: true,
-                            unit: TimeUnit::MICROS
-                        }),
+                        Some(&LogicalType::timestamp(true, TimeUnit::MICROS)),
                         "{}.{}",
                         table.name(),
                         c.name

@@ -223,7 +223,7 @@ impl ConfigFile {
                 continue;
             }
             let (min, max) = (r.min.unwrap_or(f64::MIN), r.max.unwrap_or(f64::MAX));
-            if !(min <= max) || min.is_nan() || max.is_nan() {
+            if min.is_nan() || max.is_nan() || min > max {
                 p.0.push(format!("{key}: min {min} must not exceed max {max}"));
                 continue;
             }

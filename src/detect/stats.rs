@@ -92,7 +92,7 @@ impl ShiftedSums {
         let nf = n as f64;
         let mean_d = self.s1 / nf;
         let m2 = self.s2 - self.s1 * mean_d;
-        if !(m2 >= 0.0) || self.mag > m2 * TRUST_RATIO || !m2.is_finite() {
+        if m2.is_nan() || m2 < 0.0 || !m2.is_finite() || self.mag > m2 * TRUST_RATIO {
             return None;
         }
         Some(Baseline {

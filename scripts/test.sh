@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test of pitchside, setting up what the tests need first.
+# Idempotent: safe to run again; installs only what is missing.
+#   - Rust tests (unit, property, integration against the real binary)
+#   - Python tests of the lakehouse side (ingest/: local Spark + delta-rs)
+# Servers the tests start bind to 127.0.0.1 only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\n== %s\n' "$*"; }
+
+need_apt=()
+command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  say "installing Debian packages: ${need_apt[*]}"
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if ! python3 -c 'import pyspark, deltalake, pyarrow, pytest' >/dev/null 2>&1; then
+  say "installing Python tools (ingest/requirements.txt)"
+  python3 -m pip install -q -r ingest/requirements.txt
+fi
+
+say "cargo test"
+cargo test --all-targets
+
+say "lakehouse tests (ingest/)"
+# The ingest tests replay with the binary cargo just built.
+PITCHSIDE_BIN="$(pwd)/target/debug/pitchside" python3 -m pytest ingest/tests -q
