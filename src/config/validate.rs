@@ -306,6 +306,11 @@ impl ConfigFile {
                 )
             });
         }
+        p.0.extend(super::sources::check(
+            &f.sources.serial,
+            &f.sources.mqtt,
+            &f.alerts,
+        ));
         p.check(
             matches!(
                 f.log.level.as_str(),
