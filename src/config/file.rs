@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::sources::{
+    AlertsSection, MqttBroker, MqttSourceSection, MqttSubscription, MqttTls, SerialSection,
+};
+
 /// The whole file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,6 +35,9 @@ pub struct ConfigFile {
     /// `[sources.*]`: where events come from.
     #[serde(default)]
     pub sources: SourcesSection,
+    /// `[alerts]`: real-time alert output (MQTT).
+    #[serde(default)]
+    pub alerts: AlertsSection,
     /// `[log]`: log format and level.
     #[serde(default)]
     pub log: LogSection,
@@ -236,6 +243,12 @@ pub struct SourcesSection {
     /// `[sources.simulator]`: the built-in simulator, off unless present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulator: Option<SimulatorSection>,
+    /// `[[sources.serial]]`: serial ports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub serial: Vec<SerialSection>,
+    /// `[[sources.mqtt]]`: MQTT broker subscriptions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mqtt: Vec<MqttSourceSection>,
 }
 
 /// `[sources.simulator]`.

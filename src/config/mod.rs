@@ -6,6 +6,7 @@
 //! with the key's name, and builds the typed [`Config`] the pipeline uses.
 
 mod file;
+mod sources;
 mod validate;
 
 pub use file::*;
