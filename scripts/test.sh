@@ -11,6 +11,13 @@ say() { printf '\n== %s\n' "$*"; }
 
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
+# MQTT and serial tests: a private mosquitto (started by the tests themselves,
+# never as a system service), its clients, socat for pseudo-terminals, openssl
+# for test certificates.
+[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null 2>&1 || need_apt+=(mosquitto)
+command -v mosquitto_pub >/dev/null 2>&1 || need_apt+=(mosquitto-clients)
+command -v socat >/dev/null 2>&1 || need_apt+=(socat)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -5,11 +5,16 @@
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::pipeline::{LiveAlert, Pipeline};
+use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSender};
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::store::Store;
 use crate::sinks::upload::Uploader;
 use crate::sinks::writer::TableWriter;
+use crate::sources::mqtt::conn::BrokerSettings;
+use crate::sources::mqtt::MqttSource;
+use crate::sources::serial::{SerialSettings, SerialSource};
 use crate::sources::simulator::Simulator;
+use crate::sources::SourceStats;
 use crate::tables::TableBuffer;
 use crate::telemetry::{MetricsSnapshot, ProgressTracker, UploadStats};
 use crate::timefmt::{format_rfc3339, now_micros};
@@ -38,6 +43,9 @@ pub enum AppError {
         /// OS error.
         source: std::io::Error,
     },
+    /// An MQTT connection cannot be set up (password, certificates).
+    #[error(transparent)]
+    Mqtt(#[from] crate::sources::mqtt::conn::ConnError),
     /// No source is configured.
     #[error(
         "no source configured: add [sources.simulator] (or a serial/MQTT source) to the config"
@@ -85,10 +93,44 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
         let sim = Simulator::new(sim, now_micros());
         tracker.spawn(simulator_source(sim, input_tx.clone(), shutdown.clone()));
     }
+    let source_stats = Arc::new(SourceStats::default());
+    if let Ok(mut g) = snapshot.lock() {
+        g.sources = source_stats.clone();
+    }
+    for s in &config.file.sources.serial {
+        sources += 1;
+        let settings = SerialSettings::from_section(s, config.max_event_bytes);
+        let source = SerialSource::new(settings, input_tx.clone(), source_stats.clone());
+        tracker.spawn(source.run(shutdown.clone()));
+    }
+    let client_id = format!("pitchside-{}-{}", config.venue_id, config.gateway_id);
+    for (i, m) in config.file.sources.mqtt.iter().enumerate() {
+        sources += 1;
+        let key = format!("sources.mqtt[{i}].broker");
+        let broker = BrokerSettings::new(&key, &m.broker, &client_id, false)?;
+        let source = MqttSource::new(m, broker, input_tx.clone(), source_stats.clone());
+        tracker.spawn(source.run(shutdown.clone()));
+    }
     drop(input_tx);
     if sources == 0 {
         return Err(AppError::NoSources);
     }
+    let alert_out = match &config.file.alerts.mqtt {
+        Some(b) => {
+            let id = format!("{client_id}-alerts");
+            let broker = BrokerSettings::new("alerts.mqtt", b, &id, true)?;
+            let (publisher, sender, rx) = AlertPublisher::new(
+                &config.file.alerts,
+                broker,
+                &config.venue_id,
+                &config.gateway_id,
+                source_stats.clone(),
+            );
+            tracker.spawn(publisher.run(rx));
+            Some(sender)
+        }
+        None => None,
+    };
 
     let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.encode_queue);
     let (file_tx, file_rx) = mpsc::channel::<SpooledFile>(1024);
@@ -130,7 +172,9 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
         spool = %config.spool_dir.display(),
         "pitchside running; Ctrl-C to stop."
     );
-    let pipeline_task = tracker.spawn(pipeline_task(config, input_rx, table_tx, stats, snapshot));
+    let pipeline_task = tracker.spawn(pipeline_task(
+        config, input_rx, table_tx, stats, snapshot, alert_out,
+    ));
     tracker.close();
 
     shutdown.cancelled().await;
@@ -196,6 +240,7 @@ async fn pipeline_task(
     tables: mpsc::Sender<Batch>,
     stats: Arc<UploadStats>,
     snapshot: Arc<Mutex<MetricsSnapshot>>,
+    alert_out: Option<AlertSender>,
 ) {
     let mut p = Pipeline::new(&config, true);
     let row_group = row_group_rows(&config);
@@ -218,7 +263,12 @@ async fn pipeline_task(
                     p.process(&input, clock);
                 }
                 progress.add_busy(t0.elapsed().as_micros() as u64);
-                log_alerts(p.drain_alerts());
+                let alerts = p.drain_alerts();
+                log_alerts(&alerts);
+                // Never waits for the broker: a full alert queue drops and counts.
+                if let Some(out) = alert_out.as_ref().filter(|_| !alerts.is_empty()) {
+                    out.offer(alerts);
+                }
                 if p.max_buffered_rows() >= row_group {
                     send(&tables, p.take_tables(row_group), false).await;
                 }
@@ -281,7 +331,7 @@ fn publish(
     }
 }
 
-fn log_alerts(alerts: Vec<LiveAlert>) {
+fn log_alerts(alerts: &[LiveAlert]) {
     for a in alerts {
         match a {
             LiveAlert::ZScore(a) => info!(

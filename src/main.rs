@@ -95,6 +95,7 @@ fn init_logging(config: Option<&Config>) {
     let builder = tracing_subscriber::fmt()
         .with_max_level(level)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
     if json {
         builder.json().init();

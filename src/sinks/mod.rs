@@ -1,5 +1,6 @@
 //! Everything after the pipeline: Parquet encoding, the spool, the uploader.
 
+pub mod alerts_mqtt;
 pub mod parquet;
 pub mod spool;
 pub mod store;

@@ -1,4 +1,10 @@
 //! Sources: where input lines and messages come from.
 
+pub mod backoff;
 pub mod framing;
+pub mod mqtt;
+pub mod serial;
 pub mod simulator;
+pub mod stats;
+
+pub use stats::SourceStats;

@@ -23,6 +23,8 @@ pub struct MetricsSnapshot {
     pub upload_failures_total: u64,
     /// Cumulative files written to the spool.
     pub files_written_total: u64,
+    /// Serial, MQTT and alert-output counters (live atomics).
+    pub sources: Arc<crate::sources::SourceStats>,
 }
 
 /// Renders the snapshot as Prometheus text.
@@ -116,6 +118,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "Failed upload attempts.",
         s.upload_failures_total,
     );
+    sources(&mut o, &s.sources);
     gauge(
         &mut o,
         "pitchside_input_rows_per_second",
@@ -171,6 +174,69 @@ pub fn render(s: &MetricsSnapshot) -> String {
         );
     }
     o
+}
+
+fn sources(o: &mut String, s: &crate::sources::SourceStats) {
+    use crate::sources::SourceStats as S;
+    let figures = [
+        (
+            "pitchside_serial_disconnects_total",
+            "counter",
+            "Serial devices that went away.",
+            S::get(&s.serial_disconnects),
+        ),
+        (
+            "pitchside_serial_dropped_lines_total",
+            "counter",
+            "Serial lines dropped while the pipeline was behind.",
+            S::get(&s.serial_dropped),
+        ),
+        (
+            "pitchside_mqtt_messages_total",
+            "counter",
+            "MQTT messages received.",
+            S::get(&s.mqtt_messages),
+        ),
+        (
+            "pitchside_mqtt_disconnects_total",
+            "counter",
+            "MQTT source connections lost.",
+            S::get(&s.mqtt_disconnects),
+        ),
+        (
+            "pitchside_mqtt_dropped_messages_total",
+            "counter",
+            "MQTT messages dropped while the pipeline was behind.",
+            S::get(&s.mqtt_dropped),
+        ),
+        (
+            "pitchside_alerts_published_total",
+            "counter",
+            "Alerts acknowledged by the alert broker.",
+            S::get(&s.alerts_published),
+        ),
+        (
+            "pitchside_alerts_dropped_total",
+            "counter",
+            "Alerts dropped from the MQTT output (queue full).",
+            S::get(&s.alerts_dropped),
+        ),
+        (
+            "pitchside_alerts_disconnects_total",
+            "counter",
+            "Alert output connections lost.",
+            S::get(&s.alerts_disconnects),
+        ),
+        (
+            "pitchside_alerts_queued",
+            "gauge",
+            "Alerts waiting for the alert broker.",
+            S::get(&s.alerts_queued),
+        ),
+    ];
+    for (name, kind, help, v) in figures {
+        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+    }
 }
 
 /// Serves `/metrics` and `/healthz` until `shutdown`.

@@ -3,6 +3,9 @@
 //! gateway wrote).
 #![allow(dead_code)]
 
+pub mod broker;
+pub mod services;
+
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use std::collections::BTreeMap;

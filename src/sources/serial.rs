@@ -1,0 +1,255 @@
+//! Serial ports: one JSON event per line, read with the bounded
+//! [`LineFramer`], reopened with backoff when the device goes away.
+//!
+//! The reader never waits for the pipeline: lines go straight into the input
+//! queue when it has room, else into a hold buffer of `max_held` lines; past
+//! that they are dropped and counted (`pitchside_serial_dropped_lines_total`).
+//! Waiting instead would let the kernel's small tty buffer overflow, which
+//! loses bytes silently and mangles lines.
+
+use crate::config::SerialSection;
+use crate::model::{FramingError, RawInput, SensorKind, SourceName};
+use crate::sources::backoff::Backoff;
+use crate::sources::framing::{Line, LineFramer};
+use crate::sources::stats::{LogLimit, SourceStats};
+use crate::timefmt::now_micros;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+use tokio_serial::{DataBits, Parity, SerialPortBuilderExt, SerialStream, StopBits};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+/// Lines held while the pipeline queue is full.
+pub const MAX_HELD_LINES: usize = 1024;
+
+/// A serial port's settings, checked and typed.
+#[derive(Debug, Clone)]
+pub struct SerialSettings {
+    /// Device path.
+    pub path: String,
+    /// Baud rate.
+    pub baud: u32,
+    /// Data bits.
+    pub data_bits: DataBits,
+    /// Parity.
+    pub parity: Parity,
+    /// Stop bits.
+    pub stop_bits: StopBits,
+    /// Kind of lines without `sensor`.
+    pub sensor: Option<SensorKind>,
+    /// Longest line in bytes.
+    pub max_line: usize,
+}
+
+impl SerialSettings {
+    /// Settings from a validated config section.
+    pub fn from_section(s: &SerialSection, max_event_bytes: usize) -> SerialSettings {
+        SerialSettings {
+            path: s.path.clone(),
+            baud: s.baud,
+            data_bits: match s.data_bits {
+                5 => DataBits::Five,
+                6 => DataBits::Six,
+                7 => DataBits::Seven,
+                _ => DataBits::Eight,
+            },
+            parity: match s.parity.as_str() {
+                "odd" => Parity::Odd,
+                "even" => Parity::Even,
+                _ => Parity::None,
+            },
+            stop_bits: if s.stop_bits == 2 {
+                StopBits::Two
+            } else {
+                StopBits::One
+            },
+            sensor: s.sensor.as_deref().and_then(SensorKind::parse),
+            max_line: s.max_line_bytes.map_or(max_event_bytes, |m| m as usize),
+        }
+    }
+
+    /// Opens the port (must run inside the tokio runtime).
+    pub fn open(&self) -> Result<SerialStream, tokio_serial::Error> {
+        tokio_serial::new(&self.path, self.baud)
+            .data_bits(self.data_bits)
+            .parity(self.parity)
+            .stop_bits(self.stop_bits)
+            .open_native_async()
+    }
+}
+
+enum Ended {
+    Shutdown,
+    Disconnected(String),
+}
+
+/// Reads one serial port into the pipeline queue until shutdown.
+pub struct SerialSource {
+    settings: SerialSettings,
+    name: SourceName,
+    tx: mpsc::Sender<RawInput>,
+    stats: Arc<SourceStats>,
+    framer: LineFramer,
+    held: VecDeque<RawInput>,
+    drop_log: LogLimit,
+}
+
+impl SerialSource {
+    /// A source named `serial:{path}`.
+    pub fn new(
+        settings: SerialSettings,
+        tx: mpsc::Sender<RawInput>,
+        stats: Arc<SourceStats>,
+    ) -> SerialSource {
+        SerialSource {
+            name: Arc::from(format!("serial:{}", settings.path)),
+            framer: LineFramer::new(settings.max_line),
+            settings,
+            tx,
+            stats,
+            held: VecDeque::new(),
+            drop_log: LogLimit::new(Duration::from_secs(10)),
+        }
+    }
+
+    /// Opens, reads, and reopens after a disconnect, until `shutdown`.
+    pub async fn run(mut self, shutdown: CancellationToken) {
+        let path = self.settings.path.clone();
+        let mut backoff = Backoff::default();
+        let mut failing = false;
+        loop {
+            let port = match self.settings.open() {
+                Ok(p) => p,
+                Err(e) => {
+                    if !failing {
+                        warn!(port = %path, error = %e, "Serial port cannot be opened; retrying with backoff.");
+                        failing = true;
+                    } else {
+                        debug!(port = %path, error = %e, "Serial port still cannot be opened.");
+                    }
+                    if self.pause(backoff.next_delay(), &shutdown).await {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            info!(port = %path, baud = self.settings.baud, "Serial port opened.");
+            backoff.reset();
+            match self.read(port, &shutdown).await {
+                Ended::Shutdown => break,
+                Ended::Disconnected(reason) => {
+                    SourceStats::inc(&self.stats.serial_disconnects);
+                    warn!(port = %path, reason = %reason, "Serial port disconnected; reopening with backoff.");
+                    // A partial line from before the disconnect is not an event.
+                    self.framer.reset();
+                    // Reopen attempts are quiet until one succeeds.
+                    failing = true;
+                    if self.pause(backoff.next_delay(), &shutdown).await {
+                        break;
+                    }
+                }
+            }
+        }
+        // The pipeline runs until every source has stopped: hand over what is held.
+        for input in self.held.drain(..) {
+            if self.tx.send(input).await.is_err() {
+                break;
+            }
+        }
+        info!(port = %path, "Serial source stopped.");
+    }
+
+    /// Sleeps `d` while still handing held lines over; true on shutdown.
+    async fn pause(&mut self, d: Duration, shutdown: &CancellationToken) -> bool {
+        let sleep = tokio::time::sleep(d);
+        tokio::pin!(sleep);
+        let tx = self.tx.clone();
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return true,
+                _ = &mut sleep => return false,
+                permit = tx.reserve(), if !self.held.is_empty() => match permit {
+                    Ok(p) => self.hand_over_one(p),
+                    Err(_) => return true,
+                },
+            }
+        }
+    }
+
+    async fn read(&mut self, mut port: SerialStream, shutdown: &CancellationToken) -> Ended {
+        let mut buf = vec![0u8; 4096];
+        let tx = self.tx.clone();
+        loop {
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => return Ended::Shutdown,
+                permit = tx.reserve(), if !self.held.is_empty() => match permit {
+                    Ok(p) => self.hand_over_one(p),
+                    Err(_) => return Ended::Shutdown,
+                },
+                r = port.read(&mut buf) => match r {
+                    // A pty whose other end closed reads as end of file or EIO.
+                    Ok(0) => return Ended::Disconnected("end of file".into()),
+                    Ok(n) => self.frame(&buf[..n]),
+                    Err(e) => return Ended::Disconnected(e.to_string()),
+                },
+            }
+        }
+    }
+
+    fn hand_over_one(&mut self, permit: mpsc::Permit<'_, RawInput>) {
+        if let Some(input) = self.held.pop_front() {
+            permit.send(input);
+        }
+    }
+
+    fn frame(&mut self, data: &[u8]) {
+        let received_at = now_micros();
+        let Self {
+            framer,
+            held,
+            tx,
+            name,
+            settings,
+            stats,
+            drop_log,
+        } = self;
+        framer.push(data, &mut |line| {
+            let (payload, framing_error) = match line {
+                Line::Ok([]) => return,
+                Line::Ok(b) => (b.to_vec(), None),
+                Line::TooLarge { prefix, len } => {
+                    (prefix.to_vec(), Some(FramingError::TooLarge { len }))
+                }
+            };
+            let input = RawInput {
+                source: name.clone(),
+                sensor_hint: settings.sensor,
+                payload,
+                received_at,
+                framing_error,
+            };
+            let input = if held.is_empty() {
+                match tx.try_send(input) {
+                    Ok(()) => return,
+                    Err(mpsc::error::TrySendError::Full(i)) => i,
+                    // The pipeline stopped: shutdown is under way.
+                    Err(mpsc::error::TrySendError::Closed(_)) => return,
+                }
+            } else {
+                input
+            };
+            if held.len() < MAX_HELD_LINES {
+                held.push_back(input);
+            } else {
+                SourceStats::inc(&stats.serial_dropped);
+                if let Some(n) = drop_log.allow() {
+                    warn!(port = %settings.path, dropped = n, "Pipeline is behind; serial lines dropped (counted in pitchside_serial_dropped_lines_total).");
+                }
+            }
+        });
+    }
+}

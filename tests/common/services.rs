@@ -1,0 +1,247 @@
+//! Helpers for tests against real services: skipping loudly (or failing
+//! under `PITCHSIDE_REQUIRE_SERVICES=1`), free ports, and a running
+//! `pitchside run` child whose log and metrics the test can watch.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// True when every program in `programs` is on the PATH (or an absolute path
+/// that exists). Otherwise the test should return: this prints a loud notice,
+/// or panics when `PITCHSIDE_REQUIRE_SERVICES=1` (CI).
+pub fn have(programs: &[&str]) -> bool {
+    let missing: Vec<&str> = programs
+        .iter()
+        .copied()
+        .filter(|p| which(p).is_none())
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let msg = format!(
+        "this test needs {} (Debian: apt-get install mosquitto mosquitto-clients socat openssl)",
+        missing.join(", ")
+    );
+    if std::env::var("PITCHSIDE_REQUIRE_SERVICES").as_deref() == Ok("1") {
+        panic!("PITCHSIDE_REQUIRE_SERVICES=1 but {msg}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+    false
+}
+
+/// Full path of a program: PATH, then /usr/sbin and /sbin (mosquitto lives there).
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"])
+        .map(|d| Path::new(d).join(program))
+        .find(|p| p.is_file());
+    found
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked; tests bind it soon after).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Polls `f` every 50 ms until it is true or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + timeout;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f()
+}
+
+/// Collects a child's output lines in the background.
+#[derive(Clone, Default)]
+pub struct Lines(Arc<Mutex<Vec<String>>>);
+
+impl Lines {
+    /// Starts a thread copying `r` line by line.
+    pub fn capture(r: impl Read + Send + 'static) -> Lines {
+        let lines = Lines::default();
+        let l = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(r).lines() {
+                let Ok(line) = line else { break };
+                l.0.lock().unwrap().push(line);
+            }
+        });
+        lines
+    }
+
+    /// Everything so far.
+    pub fn all(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Lines containing `text`.
+    pub fn count(&self, text: &str) -> usize {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(text))
+            .count()
+    }
+
+    /// Waits until `count` lines contain `text`; panics with the output if not.
+    pub fn wait_for(&self, text: &str, count: usize, timeout: Duration) {
+        if !wait_until(timeout, || self.count(text) >= count) {
+            panic!(
+                "waited {timeout:?} for {count}× {text:?}; output:\n{}",
+                self.all().join("\n")
+            );
+        }
+    }
+}
+
+/// A `pitchside run` child process.
+pub struct Gateway {
+    child: Child,
+    /// Its stderr (the log).
+    pub log: Lines,
+    metrics_port: u16,
+}
+
+impl Gateway {
+    /// Starts `pitchside run --config cfg` with extra environment variables.
+    /// The config must have `[metrics] listen = "127.0.0.1:{metrics_port}"`.
+    pub fn start(cfg: &Path, metrics_port: u16, env: &[(&str, &str)]) -> Gateway {
+        let mut cmd = super::bin();
+        cmd.args(["run", "--config"])
+            .arg(cfg)
+            .env("PITCHSIDE_LOG", "debug")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let log = Lines::capture(child.stderr.take().unwrap());
+        Gateway {
+            child,
+            log,
+            metrics_port,
+        }
+    }
+
+    /// A counter or gauge from `/metrics` (0 if absent or unreachable).
+    pub fn metric(&self, name: &str) -> f64 {
+        let Some(text) = http_get(self.metrics_port, "/metrics") else {
+            return 0.0;
+        };
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// Waits until metric `name` reaches `min`; panics with the log if not.
+    pub fn wait_metric(&self, name: &str, min: f64, timeout: Duration) {
+        if !wait_until(timeout, || self.metric(name) >= min) {
+            panic!(
+                "{name} = {} after {timeout:?}, wanted {min}; log:\n{}",
+                self.metric(name),
+                self.log.all().join("\n")
+            );
+        }
+    }
+
+    /// SIGTERM, wait for a clean exit (asserted), return the log.
+    pub fn stop(mut self) -> String {
+        let pid = self.child.id().to_string();
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        let end = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < end, "no exit 30 s after SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let log = self.log.all().join("\n");
+        assert!(status.success(), "exit {status:?}; log:\n{log}");
+        log
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP GET on 127.0.0.1; the whole response.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out)
+}
+
+/// The config header every service test uses: fast windows and flushes,
+/// metrics on `metrics_port`; `extra` is appended.
+pub fn fast_config(dir: &Path, metrics_port: u16, extra: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"[venue]
+id = "testvenue"
+gateway_id = "gw-1"
+[windows]
+size = "1s"
+watermark_delay = "0s"
+[output]
+store = "file://{store}"
+spool_dir = "{spool}"
+flush_interval = "500ms"
+[metrics]
+progress_interval = "200ms"
+listen = "127.0.0.1:{metrics_port}"
+{extra}"#,
+        store = dir.join("store").display(),
+        spool = dir.join("spool").display(),
+    );
+    let path = dir.join("venue.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `n` generic events for `device`, one per 10 ms of event time from now,
+/// value 20 ± 0.5 except `spike` at index `spike_at`. No `sensor` field: the
+/// source's configured kind fills it.
+pub fn generic_events(device: &str, n: usize, spike_at: Option<usize>, spike: f64) -> Vec<String> {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    (0..n)
+        .map(|i| {
+            let v = if Some(i) == spike_at {
+                spike
+            } else {
+                20.0 + if i % 2 == 0 { 0.5 } else { -0.5 } + (i % 7) as f64 * 0.01
+            };
+            format!(
+                r#"{{"device_id":"{device}","event_time":{},"metric":"temp","value":{v}}}"#,
+                now_ms - 60_000 + i as i64 * 10
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,114 @@
+//! Serial ports against real pseudo-terminals made by `socat`: lines written
+//! by another program arrive as events, bad lines land in `rejects`, and the
+//! reader picks the device up again after its far end closes and reopens.
+
+mod common;
+
+use common::services::*;
+use common::*;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// `socat` copying its stdin to a new pty whose slave is linked at `link`.
+struct Pty {
+    child: Child,
+}
+
+impl Pty {
+    fn open(link: &Path) -> Pty {
+        let child = Command::new("socat")
+            .arg("-u")
+            .arg("STDIN")
+            .arg(format!("PTY,raw,echo=0,link={}", link.display()))
+            .stdin(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_until(Duration::from_secs(5), || link.exists()),
+            "socat made no pty"
+        );
+        Pty { child }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Closes the far end: socat sees end of input, closes the pty and exits.
+    fn close(mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn serial_lines_become_events_bad_lines_become_rejects_and_a_reopened_device_is_read_again() {
+    if !have(&["socat"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tty = dir.path().join("ttyTEST0");
+    let port = free_port();
+    let cfg = fast_config(
+        dir.path(),
+        port,
+        &format!(
+            "[[sources.serial]]\npath = \"{}\"\nbaud = 9600\nsensor = \"generic\"\nmax_line_bytes = 200\n",
+            tty.display()
+        ),
+    );
+    let mut pty = Pty::open(&tty);
+    let gw = Gateway::start(&cfg, port, &[]);
+    gw.log
+        .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+
+    let mut batch = generic_events("env-1", 20, None, 0.0).join("\n");
+    batch.push('\n');
+    pty.write(batch.as_bytes());
+    pty.write(b"this is not json\n");
+    pty.write(format!("{{\"pad\":\"{}\"}}\r\n", "x".repeat(400)).as_bytes());
+    pty.write(b"{\"device_id\":\"\xff\xfe\"}\n\n");
+    gw.wait_metric("pitchside_input_rows_total", 23.0, Duration::from_secs(10));
+
+    pty.close();
+    gw.log
+        .wait_for("Serial port disconnected", 1, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut pty = Pty::open(&tty);
+    gw.log
+        .wait_for("Serial port opened.", 2, Duration::from_secs(15));
+    let mut batch = generic_events("env-2", 10, None, 0.0).join("\n");
+    batch.push('\n');
+    pty.write(batch.as_bytes());
+    gw.wait_metric("pitchside_input_rows_total", 33.0, Duration::from_secs(10));
+    assert!(gw.metric("pitchside_serial_disconnects_total") >= 1.0);
+
+    let log = gw.stop();
+    assert_eq!(
+        log.matches("Serial port disconnected").count(),
+        1,
+        "one disconnect, logged once:\n{log}"
+    );
+    let store = dir.path().join("store");
+    let raw = rows(&store, "raw");
+    assert_eq!(raw.len(), 30, "every valid line is one reading");
+    assert!(raw.iter().all(|r| s(r, "sensor") == "generic"));
+    let rejects = rows(&store, "rejects");
+    let mut reasons: Vec<&str> = rejects.iter().map(|r| s(r, "reason")).collect();
+    reasons.sort();
+    assert_eq!(reasons, ["invalid_json", "invalid_utf8", "too_large"]);
+    let source = format!("serial:{}", tty.display());
+    assert!(rejects.iter().all(|r| s(r, "source") == source));
+}
