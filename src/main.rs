@@ -79,6 +79,30 @@ struct SimulateArgs {
     /// Write to this file instead of stdout.
     #[arg(long)]
     output: Option<PathBuf>,
+    /// Write to this serial port instead (8N1, `--baud`).
+    #[arg(long, conflicts_with_all = ["output", "mqtt_host"])]
+    serial: Option<String>,
+    /// Baud rate for --serial.
+    #[arg(long, default_value_t = 115_200)]
+    baud: u32,
+    /// Publish to this MQTT broker instead (QoS 1, topic {prefix}/{sensor}/{device_id}).
+    #[arg(long, conflicts_with = "output")]
+    mqtt_host: Option<String>,
+    /// MQTT port (default 1883, 8883 with --mqtt-ca).
+    #[arg(long)]
+    mqtt_port: Option<u16>,
+    /// MQTT topic prefix.
+    #[arg(long, default_value = "pitchside/sensors")]
+    mqtt_topic_prefix: String,
+    /// MQTT user name.
+    #[arg(long)]
+    mqtt_username: Option<String>,
+    /// Environment variable holding the MQTT password.
+    #[arg(long)]
+    mqtt_password_env: Option<String>,
+    /// CA file: connect with TLS.
+    #[arg(long)]
+    mqtt_ca: Option<String>,
 }
 
 fn load(path: &std::path::Path) -> Result<Config> {
@@ -209,6 +233,9 @@ async fn simulate(a: SimulateArgs) -> Result<()> {
         None => pitchside::timefmt::now_micros(),
     };
     let mut sim = pitchside::sources::simulator::Simulator::new(&sim_cfg, start);
+    if a.serial.is_some() || a.mqtt_host.is_some() {
+        return simulate_to_device(&a, sim, start).await;
+    }
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
@@ -238,5 +265,55 @@ async fn simulate(a: SimulateArgs) -> Result<()> {
         n += 1;
     }
     out.flush()?;
+    Ok(())
+}
+
+/// `simulate --serial` / `--mqtt-host`: the same stream, to a device or broker.
+async fn simulate_to_device(
+    a: &SimulateArgs,
+    mut sim: pitchside::sources::simulator::Simulator,
+    start: i64,
+) -> Result<()> {
+    use pitchside::sources::sim_output::SimOutput;
+    init_logging(None);
+    let mut out = match (&a.serial, &a.mqtt_host) {
+        (Some(path), _) => SimOutput::serial(path, a.baud)?,
+        (None, Some(host)) => {
+            let broker = pitchside::config::MqttBroker {
+                host: host.clone(),
+                port: a.mqtt_port,
+                client_id: None,
+                username: a.mqtt_username.clone(),
+                password_env: a.mqtt_password_env.clone(),
+                password_file: None,
+                keep_alive: "30s".into(),
+                tls: a.mqtt_ca.as_ref().map(|ca| pitchside::config::MqttTls {
+                    ca_file: ca.clone(),
+                    client_cert: None,
+                    client_key: None,
+                }),
+            };
+            SimOutput::mqtt(&broker, &a.mqtt_topic_prefix).await?
+        }
+        (None, None) => anyhow::bail!("--serial or --mqtt-host is needed"),
+    };
+    let realtime = a.realtime || a.count.is_none();
+    let token = shutdown_on_signals();
+    let wall0 = pitchside::timefmt::now_micros();
+    let mut n = 0u64;
+    while a.count.is_none_or(|c| n < c) && !token.is_cancelled() {
+        if realtime {
+            let due = wall0 + (sim.next_time() - start);
+            let now = pitchside::timefmt::now_micros();
+            if due > now {
+                tokio::time::sleep(std::time::Duration::from_micros((due - now) as u64)).await;
+            }
+        }
+        let (line, _) = sim.next_line();
+        out.send(&line).await?;
+        n += 1;
+    }
+    let acked = out.finish().await?;
+    tracing::info!(events = n, acked, "Simulation sent.");
     Ok(())
 }

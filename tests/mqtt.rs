@@ -221,3 +221,53 @@ fn tls_with_the_right_ca_connects_and_a_wrong_ca_is_a_clear_error() {
         gw.stop();
     }
 }
+
+#[test]
+fn simulate_publishes_to_the_broker_and_the_gateway_reads_every_event() {
+    if !have(&PROGRAMS) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start(dir.path());
+    let metrics = free_port();
+    let extra = format!(
+        "[[sources.mqtt]]\n[sources.mqtt.broker]\n{}[[sources.mqtt.subscriptions]]\ntopic = \"sim/#\"\n",
+        broker_table(broker.port, None)
+    );
+    let gw = Gateway::start(
+        &fast_config(dir.path(), metrics, &extra),
+        metrics,
+        &[PW_ENV],
+    );
+    gw.log.wait_for("Subscribed.", 1, T);
+    let out = bin()
+        .args([
+            "simulate",
+            "--count",
+            "500",
+            "--rate",
+            "500",
+            "--mqtt-host",
+            "127.0.0.1",
+        ])
+        .args([
+            "--mqtt-port",
+            &broker.port.to_string(),
+            "--mqtt-topic-prefix",
+            "sim",
+        ])
+        .args(["--mqtt-username", USER, "--mqtt-password-env", PW_ENV.0])
+        .env(PW_ENV.0, PW_ENV.1)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    gw.wait_metric("pitchside_input_rows_total", 500.0, T);
+    gw.stop();
+    let store = dir.path().join("store");
+    assert!(rows(&store, "rejects").is_empty());
+    assert!(rows(&store, "raw").len() >= 500);
+}

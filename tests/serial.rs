@@ -112,3 +112,53 @@ fn serial_lines_become_events_bad_lines_become_rejects_and_a_reopened_device_is_
     let source = format!("serial:{}", tty.display());
     assert!(rejects.iter().all(|r| s(r, "source") == source));
 }
+
+#[test]
+fn simulate_writes_to_a_serial_port_that_the_gateway_reads() {
+    if !have(&["socat"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("ttyA"), dir.path().join("ttyB"));
+    // A linked pair of pseudo-terminals: what is written to A is read from B.
+    let mut socat = Command::new("socat")
+        .arg(format!("PTY,raw,echo=0,link={}", a.display()))
+        .arg(format!("PTY,raw,echo=0,link={}", b.display()))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(5), || a.exists() && b.exists()));
+    let port = free_port();
+    let cfg = fast_config(
+        dir.path(),
+        port,
+        &format!("[[sources.serial]]\npath = \"{}\"\n", b.display()),
+    );
+    let gw = Gateway::start(&cfg, port, &[]);
+    gw.log
+        .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+    let out = bin()
+        .args([
+            "simulate",
+            "--count",
+            "300",
+            "--rate",
+            "300",
+            "--realtime",
+            "--serial",
+        ])
+        .arg(&a)
+        .args(["--baud", "115200"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    gw.wait_metric("pitchside_input_rows_total", 300.0, Duration::from_secs(10));
+    gw.stop();
+    let _ = socat.kill();
+    let _ = socat.wait();
+    assert!(rows(&dir.path().join("store"), "rejects").is_empty());
+}

@@ -4,6 +4,7 @@ pub mod backoff;
 pub mod framing;
 pub mod mqtt;
 pub mod serial;
+pub mod sim_output;
 pub mod simulator;
 pub mod stats;
 
