@@ -13,16 +13,17 @@
 //! Module map: [`config`] (TOML → typed config), [`model`] (plain data),
 //! [`decode`] (JSON line → event or reject), [`detect`] (rolling z-score),
 //! [`window`] (event-time windows), [`fatigue`], [`tables`] (schemas and row
-//! buffers), [`sinks`] (Parquet, spool, store, uploader), [`telemetry`]
-//! (progress rows, Prometheus), [`sources`] (framing, simulator),
+//! buffers), [`sinks`] (Parquet, spool, store, uploader, MQTT alerts), [`telemetry`]
+//! (progress rows, Prometheus), [`sources`] (framing, simulator, serial, MQTT),
 //! [`pipeline`] (the data-path stage), [`app`] (wiring for `run`),
-//! [`replay`], [`bench`].
+//! [`replay`], [`bench`], [`bench_mqtt`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod app;
 pub mod bench;
+pub mod bench_mqtt;
 pub mod config;
 pub mod decode;
 pub mod detect;

@@ -51,6 +51,8 @@ enum Command {
     },
     /// Measure replay throughput, peak memory and detector state size.
     Bench(pitchside::bench::BenchArgs),
+    /// Measure publish → alert latency and MQTT ingest rate through a running broker.
+    BenchMqtt(pitchside::bench_mqtt::BenchMqttArgs),
 }
 
 #[derive(clap::Args)]
@@ -201,6 +203,10 @@ fn main() -> Result<()> {
             Command::CheckConfig { config } => {
                 let cfg = load(&config)?;
                 println!("# {}: valid\n{}", config.display(), cfg.to_toml());
+            }
+            Command::BenchMqtt(args) => {
+                init_logging(None);
+                print!("{}", pitchside::bench_mqtt::run(&args).await?);
             }
             Command::Bench(args) => {
                 let report = pitchside::bench::run(&args).await?;

@@ -1,0 +1,319 @@
+//! `pitchside bench-mqtt`: end-to-end latency and ingest rate through a real
+//! MQTT broker. Starts `pitchside run` as a child process (MQTT source and
+//! MQTT alert output on the broker given), publishes generic events at fixed
+//! rates with ~2 % injected anomalies, and times each anomaly from the
+//! publish call to the arrival of its alert on `bench/alerts/#`. Then floods
+//! QoS 1 events as fast as the broker takes them and reports how fast the
+//! gateway ingested them and whether it dropped any.
+
+use crate::sources::simulator::Rng;
+use crate::timefmt::parse_rfc3339;
+use anyhow::{bail, Context};
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Options of `pitchside bench-mqtt`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchMqttArgs {
+    /// Broker host (start one first, e.g. `mosquitto -p 18830`).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Broker port.
+    #[arg(long, default_value_t = 1883)]
+    pub port: u16,
+    /// Publish rates to measure latency at, events/s.
+    #[arg(long, value_delimiter = ',', default_values_t = [1000u32, 5000])]
+    pub rates: Vec<u32>,
+    /// Seconds per rate.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+    /// Events in the final as-fast-as-possible flood (0 skips it).
+    #[arg(long, default_value_t = 200_000)]
+    pub flood: u64,
+    /// Devices the events are spread over.
+    #[arg(long, default_value_t = 100)]
+    pub devices: u32,
+}
+
+const ANOMALY: f64 = 0.02;
+
+struct Gateway {
+    child: Child,
+    metrics: u16,
+}
+
+impl Gateway {
+    fn start(a: &BenchMqttArgs, dir: &Path) -> anyhow::Result<Gateway> {
+        let metrics = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let pid = std::process::id();
+        let broker = |suffix: &str| {
+            format!(
+                "host = \"{}\"\nport = {}\nclient_id = \"pitchside-bench-{pid}{suffix}\"\n",
+                a.host, a.port
+            )
+        };
+        let cfg = format!(
+            "[venue]\nid = \"bench\"\ngateway_id = \"gw-bench\"\n[output]\nstore = \"file://{d}/store\"\nspool_dir = \"{d}/spool\"\nflush_interval = \"5s\"\n\
+             [metrics]\nprogress_interval = \"100ms\"\nlisten = \"127.0.0.1:{metrics}\"\n\
+             [[sources.mqtt]]\n[sources.mqtt.broker]\n{}[[sources.mqtt.subscriptions]]\ntopic = \"bench/in/#\"\nsensor = \"generic\"\n\
+             [alerts]\ntopic_prefix = \"bench/alerts\"\n[alerts.mqtt]\n{}",
+            broker(""),
+            broker("-alerts"),
+            d = dir.display(),
+        );
+        let path = dir.join("bench.toml");
+        std::fs::write(&path, cfg)?;
+        let log = std::fs::File::create(dir.join("gateway.log"))?;
+        let child = Command::new(std::env::current_exe()?)
+            .args(["run", "--config"])
+            .arg(&path)
+            .env("PITCHSIDE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("cannot start pitchside run")?;
+        Ok(Gateway { child, metrics })
+    }
+
+    async fn metric(&self, name: &str) -> f64 {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", self.metrics)).await else {
+            return 0.0;
+        };
+        let _ = s
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await;
+        let mut text = String::new();
+        let _ = s.read_to_string(&mut text).await;
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    async fn wait_inputs(&self, n: f64, timeout: Duration) -> anyhow::Result<Instant> {
+        let end = Instant::now() + timeout;
+        loop {
+            if self.metric("pitchside_input_rows_total").await >= n {
+                return Ok(Instant::now());
+            }
+            if Instant::now() > end {
+                bail!("gateway took in fewer than {n} events in {timeout:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+struct Publisher {
+    client: AsyncClient,
+    rng: Rng,
+    event_ms: i64,
+    seq: u64,
+    devices: u32,
+}
+
+impl Publisher {
+    /// Publishes one event; returns its (device, event time) key.
+    async fn event(&mut self, anomaly: bool) -> anyhow::Result<(u32, i64)> {
+        let dev = (self.seq % self.devices as u64) as u32;
+        self.seq += 1;
+        self.event_ms += 1;
+        let v = if anomaly {
+            35.0
+        } else {
+            20.0 + 0.5 * self.rng.normal()
+        };
+        let line = format!(
+            r#"{{"device_id":"dev-{dev}","event_time":{},"metric":"temp","value":{v:.4}}}"#,
+            self.event_ms
+        );
+        self.client
+            .publish(format!("bench/in/dev-{dev}"), QoS::AtLeastOnce, false, line)
+            .await?;
+        Ok((dev, self.event_ms))
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+/// Runs the benchmark and returns the report.
+pub async fn run(a: &BenchMqttArgs) -> anyhow::Result<String> {
+    let dir = std::env::temp_dir().join(format!("pitchside-bench-mqtt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let gw = Gateway::start(a, &dir)?;
+
+    let mut opts = MqttOptions::new(
+        format!("pitchside-bench-client-{}", std::process::id()),
+        &a.host,
+        a.port,
+    );
+    opts.set_inflight(1000)
+        .set_keep_alive(Duration::from_secs(30));
+    let (client, mut eventloop) = AsyncClient::new(opts, 10_000);
+    let (alert_tx, mut alerts) = mpsc::unbounded_channel::<(Instant, bytes::Bytes)>();
+    let (sub_tx, mut sub_rx) = mpsc::channel::<()>(1);
+    tokio::spawn(async move {
+        loop {
+            match eventloop.poll().await {
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let _ = alert_tx.send((Instant::now(), p.payload));
+                }
+                Ok(Event::Incoming(Packet::SubAck(_))) => {
+                    let _ = sub_tx.try_send(());
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "bench client: broker connection");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+        }
+    });
+    client.subscribe("bench/alerts/#", QoS::AtLeastOnce).await?;
+    tokio::time::timeout(Duration::from_secs(10), sub_rx.recv())
+        .await
+        .context("bench client could not subscribe (is the broker running?)")?;
+    let now_ms = crate::timefmt::now_micros() / 1000;
+    let mut p = Publisher {
+        client: client.clone(),
+        rng: Rng::new(11),
+        event_ms: now_ms - 30 * 60_000,
+        seq: 0,
+        devices: a.devices.max(1),
+    };
+
+    // Until the gateway has subscribed, probes are lost; then warm up baselines.
+    let ready_by = Instant::now() + Duration::from_secs(30);
+    while gw.metric("pitchside_input_rows_total").await < 1.0 {
+        if Instant::now() > ready_by {
+            bail!(
+                "gateway did not start taking MQTT input; see {}",
+                dir.join("gateway.log").display()
+            );
+        }
+        p.event(false).await?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for _ in 0..(20 * p.devices) {
+        p.event(false).await?;
+    }
+    gw.wait_inputs(20.0 * p.devices as f64 + 1.0, Duration::from_secs(30))
+        .await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    while alerts.try_recv().is_ok() {}
+
+    let mut report = String::new();
+    writeln!(
+        report,
+        "broker {}:{} (QoS 1 in and out), {} devices, {:.0} % anomalies",
+        a.host,
+        a.port,
+        p.devices,
+        ANOMALY * 100.0
+    )?;
+    writeln!(
+        report,
+        "{:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "rate/s", "events", "anomalies", "alerts", "p50 ms", "p99 ms", "max ms"
+    )?;
+    for &rate in &a.rates {
+        let total = rate as u64 * a.seconds;
+        let mut sent_at: HashMap<(u32, i64), Instant> = HashMap::new();
+        let start = Instant::now();
+        for k in 0..total {
+            let due = start + Duration::from_secs_f64(k as f64 / rate as f64);
+            if due > Instant::now() {
+                tokio::time::sleep_until(due).await;
+            }
+            let anomaly = p.rng.uniform() < ANOMALY;
+            let t = Instant::now();
+            let key = p.event(anomaly).await?;
+            if anomaly {
+                sent_at.insert(key, t);
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut lat = Vec::new();
+        while let Ok((at, payload)) = alerts.try_recv() {
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
+                continue;
+            };
+            let dev = v["device_id"]
+                .as_str()
+                .and_then(|d| d.strip_prefix("dev-")?.parse::<u32>().ok());
+            let t = v["event_time"].as_str().and_then(|s| parse_rfc3339(s).ok());
+            if let (Some(dev), Some(t)) = (dev, t) {
+                if let Some(s) = sent_at.get(&(dev, t / 1000)) {
+                    lat.push(at.duration_since(*s).as_secs_f64() * 1e3);
+                }
+            }
+        }
+        lat.sort_by(f64::total_cmp);
+        writeln!(
+            report,
+            "{rate:>8} {total:>8} {:>9} {:>9} {:>9.2} {:>9.2} {:>9.2}",
+            sent_at.len(),
+            lat.len(),
+            percentile(&lat, 0.5),
+            percentile(&lat, 0.99),
+            lat.last().copied().unwrap_or(f64::NAN)
+        )?;
+    }
+
+    if a.flood > 0 {
+        let before = gw.metric("pitchside_input_rows_total").await;
+        gw.wait_inputs(before, Duration::from_secs(10)).await?;
+        let start = Instant::now();
+        for _ in 0..a.flood {
+            p.event(false).await?;
+        }
+        let published = start.elapsed().as_secs_f64();
+        let target = before + a.flood as f64;
+        // Until all arrived, or nothing more for 3 s (the broker dropped some:
+        // mosquitto's max_queued_messages).
+        let (mut got, mut last_change) = (before, Instant::now());
+        while got < target && last_change.elapsed() < Duration::from_secs(3) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let now = gw.metric("pitchside_input_rows_total").await;
+            if now > got {
+                (got, last_change) = (now, Instant::now());
+            }
+        }
+        let took = last_change.duration_since(start).as_secs_f64();
+        let received = got - before;
+        writeln!(
+            report,
+            "flood: {} QoS 1 events published in {published:.2} s ({:.0}/s); gateway took in {received} in {took:.2} s = {:.0} events/s; gateway dropped {}; never arrived (dropped by the broker) {}",
+            a.flood,
+            a.flood as f64 / published,
+            received / took,
+            gw.metric("pitchside_mqtt_dropped_messages_total").await,
+            target - got
+        )?;
+    }
+    drop(gw);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(report)
+}
