@@ -30,6 +30,24 @@ if ! python3 -c 'import pyspark, deltalake, pyarrow, pytest' >/dev/null 2>&1; th
   python3 -m pip install -q -r ingest/requirements.txt
 fi
 
+# Object-storage servers for the upload tests, each started by the tests on a
+# free 127.0.0.1 port: s3s-fs (S3; checks signatures, conditional writes and the
+# multipart minimum), moto (a second S3 opinion), Azurite (Azure Blob; 3.35 is the
+# last release for Node 20). GCS has no local server speaking object_store's
+# protocol: it is build-checked only.
+if ! command -v s3s-fs >/dev/null 2>&1; then
+  say "installing s3s-fs (cargo install, a few minutes)"
+  cargo install s3s-fs@0.14.1 --features binary --locked
+fi
+if ! command -v moto_server >/dev/null 2>&1; then
+  say "installing moto"
+  python3 -m pip install -q "moto[s3,server]==5.2.5"
+fi
+if ! command -v azurite-blob >/dev/null 2>&1; then
+  say "installing Azurite"
+  npm install -g --silent azurite@3.35.0
+fi
+
 say "cargo test"
 cargo test --all-targets
 

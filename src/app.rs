@@ -8,7 +8,7 @@ use crate::pipeline::{LiveAlert, Pipeline};
 use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSender};
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::store::Store;
-use crate::sinks::upload::Uploader;
+use crate::sinks::upload::{SpoolLimits, Uploader};
 use crate::sinks::writer::TableWriter;
 use crate::sources::mqtt::conn::BrokerSettings;
 use crate::sources::mqtt::MqttSource;
@@ -58,8 +58,9 @@ pub const GRACE: Duration = Duration::from_secs(20);
 
 /// Runs the daemon until `shutdown` is cancelled, then drains and returns.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppError> {
-    let store = Store::open(&config.store)?;
-    let spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
+    let store = Store::open(&config)?;
+    let mut spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
+    crate::sinks::upload::continue_store_sequence(&mut spool, &store, &config).await?;
     let stats = Arc::new(UploadStats::default());
     let pending = spool.pending()?;
     if !pending.is_empty() {
@@ -134,7 +135,13 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
 
     let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.encode_queue);
     let (file_tx, file_rx) = mpsc::channel::<SpooledFile>(1024);
-    let uploader = Uploader::new(store.clone(), stats.clone(), pending);
+    let limits = SpoolLimits {
+        root: config.spool_dir.clone(),
+        max_bytes: config.spool_max_bytes,
+        min_free_disk: config.min_free_disk,
+        permanent_retry: Duration::from_micros(config.permanent_retry as u64),
+    };
+    let uploader = Uploader::new(store.clone(), stats.clone(), pending, limits);
     tracker.spawn(uploader.run(file_rx, shutdown.clone()));
 
     let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
@@ -328,6 +335,7 @@ fn publish(
         g.uploaded_files_total = s.uploaded_files.load(Ordering::Relaxed);
         g.upload_failures_total = s.upload_failures.load(Ordering::Relaxed);
         g.files_written_total = s.files_written.load(Ordering::Relaxed);
+        g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
     }
 }
 

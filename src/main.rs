@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use pitchside::config::{self, Config, SimulatorSection};
 use pitchside::model::SensorKind;
+use std::io::Write as _;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
 
@@ -158,7 +159,33 @@ fn shutdown_on_signals() -> CancellationToken {
     token
 }
 
-fn main() -> Result<()> {
+/// Prints an error once: its chain, leaving out causes that an outer message
+/// already quotes (our errors name their cause in their own text).
+fn report(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
+}
+
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", report(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -197,7 +224,8 @@ fn main() -> Result<()> {
                 };
                 let summary =
                     pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
-                print!("{summary}");
+                // A closed stdout (`| head`) must not turn a finished replay into a failure.
+                let _ = write!(std::io::stdout(), "{summary}");
             }
             Command::Simulate(args) => simulate(args).await?,
             Command::CheckConfig { config } => {
@@ -257,7 +285,12 @@ async fn simulate(a: SimulateArgs) -> Result<()> {
             let due = wall0 + (sim.next_time() - start);
             let now = pitchside::timefmt::now_micros();
             if due > now {
-                out.flush()?;
+                if let Err(e) = out.flush() {
+                    if e.kind() == std::io::ErrorKind::BrokenPipe {
+                        return Ok(());
+                    }
+                    return Err(e.into());
+                }
                 tokio::time::sleep(std::time::Duration::from_micros((due - now) as u64)).await;
             }
         }
@@ -270,8 +303,10 @@ async fn simulate(a: SimulateArgs) -> Result<()> {
         }
         n += 1;
     }
-    out.flush()?;
-    Ok(())
+    match out.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 /// `simulate --serial` / `--mqtt-host`: the same stream, to a device or broker.

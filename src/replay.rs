@@ -8,7 +8,7 @@ use crate::model::{RejectReason, SensorKind};
 use crate::pipeline::{Pipeline, PipelineCounters};
 use crate::sinks::spool::{max_seq_in_folder, Spool};
 use crate::sinks::store::Store;
-use crate::sinks::upload::Uploader;
+use crate::sinks::upload::{SpoolLimits, Uploader};
 use crate::sinks::writer::TableWriter;
 use crate::sources::framing::{Line, LineFramer};
 use crate::tables::TableBuffer;
@@ -45,7 +45,7 @@ pub enum ReplayError {
     Spool(#[from] crate::sinks::spool::SpoolError),
     /// The store could not be opened or did not take the files.
     #[error(transparent)]
-    Store(#[from] crate::sinks::store::StoreError),
+    Store(Box<crate::sinks::store::StoreError>),
 }
 
 /// What a replay did.
@@ -97,30 +97,7 @@ pub async fn replay(
     output: Option<&Path>,
     sensor: Option<SensorKind>,
 ) -> Result<ReplaySummary, ReplayError> {
-    let (store, spool_root, temporary_spool) = match output {
-        Some(dir) => {
-            let store = Store::local(dir.to_path_buf()).map_err(|source| ReplayError::Output {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-            // Spark and delta-rs skip folders starting with '_'.
-            (store, dir.join("_pitchside_spool"), true)
-        }
-        None => (Store::open(&config.store)?, config.spool_dir.clone(), false),
-    };
-    let mut spool = Spool::open(&spool_root, &config.venue_id, &config.gateway_id)?;
-    if let Some(dir) = output {
-        for (table, max) in max_seq_in_folder(dir, &config.gateway_id) {
-            spool.reserve_seq(table, max + 1);
-        }
-    }
-    let stats = Arc::new(UploadStats::default());
-    let pending = spool.pending()?;
-    let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
-    let row_group = crate::app::row_group_rows(config);
-    let mut pipeline = Pipeline::new(config, false);
-    pipeline.disable_live_alerts();
-
+    // Open the input first: a missing file must not leave an empty output behind.
     let name = input.display().to_string();
     let source = format!("replay:{name}");
     let mut reader: Box<dyn Read> = if name == "-" {
@@ -133,6 +110,32 @@ pub async fn replay(
             })?,
         )
     };
+    let (store, spool_root, temporary_spool) = match output {
+        Some(dir) => {
+            let store = Store::local(dir.to_path_buf()).map_err(|source| ReplayError::Output {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            // Spark and delta-rs skip folders starting with '_'.
+            (store, dir.join("_pitchside_spool"), true)
+        }
+        None => (Store::open(config)?, config.spool_dir.clone(), false),
+    };
+    let mut spool = Spool::open(&spool_root, &config.venue_id, &config.gateway_id)?;
+    if let Some(dir) = output {
+        for (table, max) in max_seq_in_folder(dir, &config.gateway_id) {
+            spool.reserve_seq(table, max + 1)?;
+        }
+    } else {
+        crate::sinks::upload::continue_store_sequence(&mut spool, &store, config).await?;
+    }
+    let stats = Arc::new(UploadStats::default());
+    let pending = spool.pending()?;
+    let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
+    let row_group = crate::app::row_group_rows(config);
+    let mut pipeline = Pipeline::new(config, false);
+    pipeline.disable_live_alerts();
+
     let started = now_micros();
     let mut progress = ProgressTracker::new(started);
     let mut framer = LineFramer::new(config.max_event_bytes);
@@ -188,7 +191,17 @@ pub async fn replay(
     pending_all.extend(writer.spool().pending()?);
     pending_all.sort();
     pending_all.dedup();
-    let mut uploader = Uploader::new(store.clone(), stats.clone(), pending_all);
+    let limits = if temporary_spool {
+        SpoolLimits::unbounded(spool_root.clone())
+    } else {
+        SpoolLimits {
+            root: spool_root.clone(),
+            max_bytes: config.spool_max_bytes,
+            min_free_disk: config.min_free_disk,
+            permanent_retry: std::time::Duration::from_micros(config.permanent_retry as u64),
+        }
+    };
+    let mut uploader = Uploader::new(store.clone(), stats.clone(), pending_all, limits);
     uploader.drain(5).await?;
     if temporary_spool {
         let _ = std::fs::remove_dir_all(&spool_root);
@@ -215,5 +228,11 @@ fn feed(p: &mut Pipeline, source: &str, sensor: Option<SensorKind>, line: Line<'
             prefix,
             now,
         ),
+    }
+}
+
+impl From<crate::sinks::store::StoreError> for ReplayError {
+    fn from(e: crate::sinks::store::StoreError) -> Self {
+        ReplayError::Store(Box::new(e))
     }
 }

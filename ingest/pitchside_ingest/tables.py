@@ -235,7 +235,7 @@ TABLES: tuple[TableSpec, ...] = (
             "watermark_generic:timestamp?", "late_rows:long", "rejected_rows:long",
             "duplicate_rows:long", "alerts:long", "evictions:long", "spool_files:long",
             "spool_bytes:long", "uploaded_files:long", "upload_failures:long",
-            "last_upload_at:timestamp?",
+            "last_upload_at:timestamp?", "spool_evictions:long",
         ),
         time_column="timestamp",
         key=("venue_id", "gateway_id", "timestamp"),

@@ -130,8 +130,8 @@ impl Default for FatigueSection {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsSection {
-    /// Longest accepted line or message in bytes (default 4096).
-    pub max_event_bytes: u32,
+    /// Longest accepted line or message: bytes, or a size string such as "4KiB" (default 4096).
+    pub max_event_bytes: ByteSize,
     /// Live sources reject event times further ahead of the clock (default "5m").
     pub max_future: String,
     /// Optional per-metric ranges; a value outside rejects the event (`out_of_range`).
@@ -141,7 +141,7 @@ pub struct LimitsSection {
 impl Default for LimitsSection {
     fn default() -> Self {
         LimitsSection {
-            max_event_bytes: 4096,
+            max_event_bytes: ByteSize::Bytes(4096),
             max_future: "5m".into(),
             range: Vec::new(),
         }
@@ -182,6 +182,85 @@ pub struct OutputSection {
     /// Write the `raw` table (default true).
     #[serde(default = "default_true")]
     pub raw: bool,
+    /// Most bytes the spool may hold; past it the lowest-priority files are
+    /// evicted (raw first, alerts last) (default "1GiB").
+    #[serde(default = "default_spool_max")]
+    pub spool_max_bytes: String,
+    /// Free disk space to leave on the spool's filesystem; below it files are
+    /// evicted as above (default "256MiB").
+    #[serde(default = "default_min_free")]
+    pub min_free_disk: String,
+    /// Longest a single upload attempt may take before it counts as failed (default "30s").
+    #[serde(default = "default_upload_timeout")]
+    pub upload_timeout: String,
+    /// Retry interval after a permanent error (permission, missing bucket) (default "5m").
+    #[serde(default = "default_permanent_retry")]
+    pub permanent_retry: String,
+    /// `[output.s3]`: S3 and S3-compatible stores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3: Option<S3Section>,
+    /// `[output.azure]`: Azure Blob Storage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub azure: Option<AzureSection>,
+    /// `[output.gcs]`: Google Cloud Storage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gcs: Option<GcsSection>,
+}
+
+fn default_spool_max() -> String {
+    "1GiB".into()
+}
+fn default_min_free() -> String {
+    "256MiB".into()
+}
+fn default_upload_timeout() -> String {
+    "30s".into()
+}
+fn default_permanent_retry() -> String {
+    "5m".into()
+}
+
+/// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
+/// `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` (and the rest of the AWS
+/// environment), or from the files named here — never from this file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct S3Section {
+    /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …); empty for AWS.
+    pub endpoint: String,
+    /// Region (default: `AWS_REGION`, else "us-east-1").
+    pub region: String,
+    /// Path-style requests (`endpoint/bucket/key`), needed by most S3-compatible servers.
+    pub path_style: bool,
+    /// Allow plain `http://` endpoints (test servers only).
+    pub allow_http: bool,
+    /// File holding the access key id.
+    pub access_key_id_file: String,
+    /// File holding the secret access key.
+    pub secret_access_key_file: String,
+}
+
+/// `[output.azure]`. The key comes from `AZURE_STORAGE_ACCOUNT_KEY` or the
+/// file named here.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AzureSection {
+    /// Storage account name (default: `AZURE_STORAGE_ACCOUNT_NAME`).
+    pub account: String,
+    /// Blob endpoint URL for emulators and sovereign clouds; empty for Azure.
+    pub endpoint: String,
+    /// Allow plain `http://` endpoints (test servers only).
+    pub allow_http: bool,
+    /// File holding the account key.
+    pub access_key_file: String,
+}
+
+/// `[output.gcs]`. Credentials from `GOOGLE_SERVICE_ACCOUNT` or the file named here.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GcsSection {
+    /// Service account JSON key file.
+    pub service_account_file: String,
 }
 
 fn default_flush_interval() -> String {
@@ -306,6 +385,27 @@ impl Default for LogSection {
         LogSection {
             level: "info".into(),
             format: "text".into(),
+        }
+    }
+}
+
+/// A size given as a plain number of bytes or as a string with a unit
+/// (`B`, `KiB`, `MiB`, `GiB`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ByteSize {
+    /// A number of bytes.
+    Bytes(u64),
+    /// A string such as "4KiB".
+    Text(String),
+}
+
+impl ByteSize {
+    /// The size in bytes.
+    pub fn bytes(&self) -> Result<u64, String> {
+        match self {
+            ByteSize::Bytes(n) => Ok(*n),
+            ByteSize::Text(t) => crate::timefmt::parse_size(t),
         }
     }
 }

@@ -95,3 +95,52 @@ fn embedded_demo_runs_the_simulator_into_a_local_folder() {
     assert!(c.store.starts_with("file://"));
     assert!(c.file.sources.simulator.is_some());
 }
+
+#[test]
+fn store_urls_must_name_a_folder_or_bucket() {
+    for (store, ok) in [
+        ("file:///var/lib/x", true),
+        ("file://./outbox", true),
+        ("file://host/tmp/x", false),
+        ("file://", false),
+        ("s3://", false),
+        ("s3://bucket/prefix", true),
+        ("az://container", true),
+    ] {
+        let text = MINIMAL.replace("file:///tmp/outbox", store);
+        let r = parse(&text, "test").unwrap().validate();
+        assert_eq!(
+            r.is_ok(),
+            ok,
+            "{store}: {:?}",
+            r.err().map(|e| e.to_string())
+        );
+    }
+}
+
+#[test]
+fn detector_sizes_that_cannot_be_allocated_are_refused() {
+    let text = format!("{MINIMAL}\n[detector]\nwindow = 100000\nmax_keys = 10000000\n");
+    let err = parse(&text, "test")
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("detector.max_keys x detector.window"), "{err}");
+}
+
+#[test]
+fn sizes_take_numbers_or_unit_strings() {
+    let text = format!(
+        "{MINIMAL}\n[limits]\nmax_event_bytes = \"8KiB\"\n[metrics]\nlisten = \"localhost:9899\"\n"
+    );
+    let c = parse(&text, "test").unwrap().validate().unwrap();
+    assert_eq!(c.max_event_bytes, 8192);
+    let text = format!("{MINIMAL}\n[limits]\nmax_event_bytes = \"8 parsecs\"\n");
+    let err = parse(&text, "test")
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("limits.max_event_bytes"), "{err}");
+}

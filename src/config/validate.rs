@@ -94,6 +94,14 @@ pub struct Config {
     pub snappy: bool,
     /// Write `raw`.
     pub raw: bool,
+    /// Spool byte ceiling.
+    pub spool_max_bytes: u64,
+    /// Free disk to keep.
+    pub min_free_disk: u64,
+    /// Per-attempt upload timeout, µs.
+    pub upload_timeout: Micros,
+    /// Retry interval after a permanent upload error, µs.
+    pub permanent_retry: Micros,
     /// Progress interval, µs.
     pub progress_interval: Micros,
     /// Prometheus listen address, if any.
@@ -103,6 +111,10 @@ pub struct Config {
     /// Encoder queue capacity.
     pub encode_queue: usize,
 }
+
+/// Ceiling of the detector's state (`max_keys × window × 16` bytes): 1 GiB,
+/// which a 32-bit Raspberry Pi OS process can still map.
+pub const MAX_DETECTOR_BYTES: u64 = 1 << 30;
 
 fn valid_id(s: &str) -> bool {
     (1..=32).contains(&s.len())
@@ -120,6 +132,22 @@ impl Problems {
                 self.0.push(format!(
                     "{key}: {value:?} is too short (at least {} ms)",
                     min / 1000
+                ));
+                min
+            }
+            Err(e) => {
+                self.0.push(format!("{key}: {e}"));
+                min
+            }
+        }
+    }
+
+    fn size(&mut self, key: &str, value: &str, min: u64) -> u64 {
+        match crate::timefmt::parse_size(value) {
+            Ok(n) if n >= min => n,
+            Ok(_) => {
+                self.0.push(format!(
+                    "{key}: {value:?} is too small (at least {min} bytes)"
                 ));
                 min
             }
@@ -177,6 +205,18 @@ impl ConfigFile {
                 d.max_keys
             )
         });
+        // The detector's windows are allocated up front (and paged in as keys
+        // appear): max_keys x window x 16 bytes must fit the machine.
+        let state = d.max_keys as u64 * d.window as u64 * 16;
+        p.check(state <= MAX_DETECTOR_BYTES, || {
+            format!(
+                "detector.max_keys x detector.window: {} x {} readings need {} MiB of memory; at most {} MiB is allowed (lower one of them)",
+                d.max_keys,
+                d.window,
+                state >> 20,
+                MAX_DETECTOR_BYTES >> 20
+            )
+        });
         let w = &f.windows;
         let window_size = p.duration("windows.size", &w.size, MICROS_PER_SEC);
         let watermark_delay = p.duration("windows.watermark_delay", &w.watermark_delay, 0);
@@ -197,12 +237,19 @@ impl ConfigFile {
             "fatigue.max_players: must be at least 1".to_string()
         });
         let l = &f.limits;
-        p.check((64..=1 << 20).contains(&l.max_event_bytes), || {
-            format!(
-                "limits.max_event_bytes: {} must be between 64 and 1048576",
-                l.max_event_bytes
-            )
-        });
+        let max_event_bytes = match l.max_event_bytes.bytes() {
+            Ok(n) if (64..=1 << 20).contains(&n) => n as usize,
+            Ok(n) => {
+                p.0.push(format!(
+                    "limits.max_event_bytes: {n} must be between 64 and 1048576 bytes"
+                ));
+                4096
+            }
+            Err(e) => {
+                p.0.push(format!("limits.max_event_bytes: {e}"));
+                4096
+            }
+        };
         let max_future = p.duration("limits.max_future", &l.max_future, 0);
         let mut ranges = Vec::new();
         for (i, r) in l.range.iter().enumerate() {
@@ -246,6 +293,21 @@ impl ConfigFile {
                 )
             },
         );
+        if let Some(path) = o.store.strip_prefix("file://") {
+            p.check(path.starts_with('/') || path.starts_with("./") || path.starts_with("../"), || {
+                format!(
+                    "output.store: {:?} must name a folder as file:///absolute/path or file://./relative/path",
+                    o.store
+                )
+            });
+        }
+        for scheme in ["s3://", "gs://", "az://"] {
+            if let Some(rest) = o.store.strip_prefix(scheme) {
+                p.check(!rest.trim_matches('/').is_empty(), || {
+                    format!("output.store: {:?} must name a bucket or container, e.g. {scheme}bucket/prefix", o.store)
+                });
+            }
+        }
         p.check(!o.spool_dir.is_empty(), || {
             "output.spool_dir: must name a folder".to_string()
         });
@@ -263,21 +325,40 @@ impl ConfigFile {
                 o.compression
             )
         });
+        let spool_max_bytes = p.size("output.spool_max_bytes", &o.spool_max_bytes, 1 << 20);
+        let min_free_disk = p.size("output.min_free_disk", &o.min_free_disk, 0);
+        let upload_timeout = p.duration("output.upload_timeout", &o.upload_timeout, MICROS_PER_SEC);
+        let permanent_retry =
+            p.duration("output.permanent_retry", &o.permanent_retry, MICROS_PER_SEC);
+        let scheme = o.store.split("://").next().unwrap_or("");
+        for (section, used, wanted) in [
+            ("output.s3", o.s3.is_some(), "s3"),
+            ("output.azure", o.azure.is_some(), "az"),
+            ("output.gcs", o.gcs.is_some(), "gs"),
+        ] {
+            p.check(!used || scheme == wanted, || {
+                format!(
+                    "[{section}]: only used with a {wanted}:// store, but output.store is {:?}",
+                    o.store
+                )
+            });
+        }
         let m = &f.metrics;
         let progress_interval = p.duration(
             "metrics.progress_interval",
             &m.progress_interval,
             MICROS_PER_SEC / 10,
         );
-        p.check(
-            m.listen.is_empty() || m.listen.parse::<std::net::SocketAddr>().is_ok(),
-            || {
-                format!(
-                    "metrics.listen: {:?} must be host:port, e.g. 127.0.0.1:9898, or \"\"",
-                    m.listen
-                )
-            },
-        );
+        let host_port = m
+            .listen
+            .rsplit_once(':')
+            .is_some_and(|(h, port)| !h.is_empty() && port.parse::<u16>().is_ok());
+        p.check(m.listen.is_empty() || host_port, || {
+            format!(
+                "metrics.listen: {:?} must be host:port, e.g. 127.0.0.1:9898 or localhost:9898, or \"\"",
+                m.listen
+            )
+        });
         let pl = &f.pipeline;
         p.check(pl.input_queue >= 1 && pl.encode_queue >= 1, || {
             "pipeline.input_queue, pipeline.encode_queue: must be at least 1".to_string()
@@ -346,7 +427,7 @@ impl ConfigFile {
             fatigue_baseline: self.fatigue.baseline_windows as usize,
             fatigue_k: self.fatigue.k,
             fatigue_max_players: self.fatigue.max_players as usize,
-            max_event_bytes: self.limits.max_event_bytes as usize,
+            max_event_bytes,
             max_future,
             ranges,
             store: self.output.store.clone(),
@@ -355,6 +436,10 @@ impl ConfigFile {
             max_rows_per_file: self.output.max_rows_per_file as usize,
             snappy: self.output.compression == "snappy",
             raw: self.output.raw,
+            spool_max_bytes,
+            min_free_disk,
+            upload_timeout,
+            permanent_retry,
             progress_interval,
             metrics_listen: (!self.metrics.listen.is_empty()).then(|| self.metrics.listen.clone()),
             input_queue: self.pipeline.input_queue as usize,

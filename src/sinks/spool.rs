@@ -14,6 +14,12 @@ use std::path::{Path, PathBuf};
 /// Spool failures. All are about the local disk: check space and permissions.
 #[derive(Debug, thiserror::Error)]
 pub enum SpoolError {
+    /// Another process (a running daemon, or a replay) is using this spool.
+    #[error("spool {path} is in use by another pitchside process (stop it, or give this one its own output.spool_dir)")]
+    Locked {
+        /// The spool folder.
+        path: PathBuf,
+    },
     /// A filesystem operation failed.
     #[error("spool {op} {path}: {source} (check output.spool_dir's disk space and permissions)")]
     Io {
@@ -56,7 +62,11 @@ pub struct Spool {
     gateway_id: String,
     venue_id: String,
     next_seq: [u64; TableId::ALL.len()],
+    /// Tables whose counter was found on disk (else the store must be asked).
+    seq_known: [bool; TableId::ALL.len()],
     tmp_counter: u64,
+    /// Held for the spool's lifetime: one process per spool.
+    _lock: nix::fcntl::Flock<File>,
 }
 
 /// `{table}/venue_id={venue}/date={date}/{gateway}-{seq:012}.parquet`.
@@ -74,7 +84,7 @@ pub fn object_key(
 }
 
 /// Parses `{gateway}-{seq}.parquet` of our own gateway; `None` for anything else.
-fn seq_of(file_name: &str, gateway_id: &str) -> Option<u64> {
+pub fn seq_of(file_name: &str, gateway_id: &str) -> Option<u64> {
     let rest = file_name.strip_prefix(gateway_id)?.strip_prefix('-')?;
     let digits = rest.strip_suffix(".parquet")?;
     (digits.len() == 12).then(|| digits.parse().ok()).flatten()
@@ -93,6 +103,12 @@ impl Spool {
             let p = root.join(sub);
             fs::create_dir_all(&p).map_err(io("create", &p))?;
         }
+        let lock_path = root.join("lock");
+        let lock_file = File::create(&lock_path).map_err(io("create", &lock_path))?;
+        let lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .map_err(|_| SpoolError::Locked {
+                path: root.to_path_buf(),
+            })?;
         let tmp = root.join("tmp");
         for entry in fs::read_dir(&tmp).map_err(io("list", &tmp))?.flatten() {
             // Half-written files from a crash: their rows were never acknowledged as stored.
@@ -103,12 +119,15 @@ impl Spool {
             gateway_id: gateway_id.to_string(),
             venue_id: venue_id.to_string(),
             next_seq: [0; TableId::ALL.len()],
+            seq_known: [false; TableId::ALL.len()],
             tmp_counter: 0,
+            _lock: lock,
         };
         for t in TableId::ALL {
             let p = spool.seq_path(t);
-            if let Ok(text) = fs::read_to_string(&p) {
-                spool.next_seq[t.index()] = text.trim().parse().unwrap_or(0);
+            if let Ok(n) = fs::read_to_string(&p).map(|t| t.trim().parse::<u64>()) {
+                spool.next_seq[t.index()] = n.unwrap_or(0);
+                spool.seq_known[t.index()] = true;
             }
         }
         for f in spool.pending()? {
@@ -123,11 +142,22 @@ impl Spool {
         &self.root
     }
 
+    /// Tables whose sequence counter was not on disk (a new or lost spool):
+    /// the store must be asked for the highest number already used.
+    pub fn unknown_seq_tables(&self) -> Vec<TableId> {
+        TableId::ALL
+            .into_iter()
+            .filter(|t| !self.seq_known[t.index()])
+            .collect()
+    }
+
     /// Makes sure no sequence number below `next` is handed out for `table`
     /// (used when files of earlier runs already exist in the store).
-    pub fn reserve_seq(&mut self, table: TableId, next: u64) {
+    pub fn reserve_seq(&mut self, table: TableId, next: u64) -> Result<(), SpoolError> {
         let s = &mut self.next_seq[table.index()];
         *s = (*s).max(next);
+        self.seq_known[table.index()] = true;
+        self.persist_seq(table)
     }
 
     fn seq_path(&self, t: TableId) -> PathBuf {
@@ -322,6 +352,7 @@ mod tests {
         let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
         s.write(TableId::Raw, "2026-11-29", b"x").unwrap();
         s.write(TableId::Raw, "2026-11-29", b"y").unwrap();
+        drop(s);
         std::fs::remove_file(dir.path().join("state/seq/raw")).unwrap();
         let s = Spool::open(dir.path(), "v", "gw-1").unwrap();
         assert_eq!(s.next_seq[TableId::Raw.index()], 2);
@@ -341,6 +372,32 @@ mod tests {
         }
         assert!(s.pending().unwrap().is_empty());
         assert!(!dir.path().join("outgoing/raw/venue_id=v").exists());
+    }
+
+    #[test]
+    fn a_second_process_cannot_open_a_spool_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Spool::open(dir.path(), "v", "g").unwrap();
+        let err = Spool::open(dir.path(), "v", "g").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("in use by another pitchside process"),
+            "{err}"
+        );
+        drop(first);
+        Spool::open(dir.path(), "v", "g").unwrap();
+    }
+
+    #[test]
+    fn lost_counters_are_reported_so_the_store_can_be_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::open(dir.path(), "v", "g").unwrap();
+        assert_eq!(s.unknown_seq_tables().len(), TableId::ALL.len());
+        s.reserve_seq(TableId::Alerts, 7).unwrap();
+        drop(s);
+        let s = Spool::open(dir.path(), "v", "g").unwrap();
+        assert!(!s.unknown_seq_tables().contains(&TableId::Alerts));
+        assert_eq!(s.next_seq[TableId::Alerts.index()], 7);
     }
 
     #[test]

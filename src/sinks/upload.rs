@@ -1,7 +1,14 @@
 //! The uploader: spool files → object store, most important tables first,
 //! oldest first within a table. A local file is deleted only after the store
-//! has it. Failures are retried with exponential backoff and jitter, capped
-//! at [`MAX_BACKOFF`]; nothing is dropped.
+//! has it. Transient failures are retried with exponential backoff and
+//! jitter, capped at [`MAX_BACKOFF`]; permanent ones (credentials, a missing
+//! bucket) are logged at ERROR and retried every `output.permanent_retry`.
+//!
+//! The uploader also owns the spool's ceiling: when the files waiting exceed
+//! `output.spool_max_bytes`, or the disk's free space drops under
+//! `output.min_free_disk`, it deletes the lowest-priority files first (raw,
+//! then progress, rejects, late, windows; alerts last), oldest first within
+//! a table, each one logged at ERROR and counted.
 
 use super::spool::{remove_uploaded, SpooledFile};
 use super::store::Store;
@@ -20,36 +27,133 @@ pub const MIN_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest retry delay.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
+/// The spool's ceilings.
+#[derive(Debug, Clone)]
+pub struct SpoolLimits {
+    /// The spool folder (its filesystem is checked for free space).
+    pub root: std::path::PathBuf,
+    /// Most bytes of files waiting.
+    pub max_bytes: u64,
+    /// Free space to leave on the filesystem.
+    pub min_free_disk: u64,
+    /// Retry interval after a permanent error.
+    pub permanent_retry: Duration,
+}
+
+impl SpoolLimits {
+    /// No ceiling (replay into a folder).
+    pub fn unbounded(root: std::path::PathBuf) -> SpoolLimits {
+        SpoolLimits {
+            root,
+            max_bytes: u64::MAX,
+            min_free_disk: 0,
+            permanent_retry: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Free bytes for unprivileged users on the filesystem holding `path`.
+pub fn free_disk(path: &std::path::Path) -> Option<u64> {
+    nix::sys::statvfs::statvfs(path)
+        .ok()
+        // The fields are 32 bits wide on 32-bit targets (armv7): the casts matter there.
+        .map(|s| {
+            #[allow(clippy::unnecessary_cast)]
+            let free = s.blocks_available() as u64 * s.fragment_size() as u64;
+            free
+        })
+}
+
 /// Uploads spooled files.
 pub struct Uploader {
     store: Store,
     stats: Arc<UploadStats>,
     queue: BTreeSet<SpooledFile>,
+    queued_bytes: u64,
+    limits: SpoolLimits,
     failures_in_row: u32,
     rng: Rng,
 }
 
 impl Uploader {
     /// An uploader with `pending` files already waiting.
-    pub fn new(store: Store, stats: Arc<UploadStats>, pending: Vec<SpooledFile>) -> Uploader {
-        stats
-            .spool_files
-            .store(pending.len() as u64, Ordering::Relaxed);
-        stats
-            .spool_bytes
-            .store(pending.iter().map(|f| f.size).sum(), Ordering::Relaxed);
-        Uploader {
+    pub fn new(
+        store: Store,
+        stats: Arc<UploadStats>,
+        pending: Vec<SpooledFile>,
+        limits: SpoolLimits,
+    ) -> Uploader {
+        let mut u = Uploader {
             store,
             stats,
-            queue: pending.into_iter().collect(),
+            queue: BTreeSet::new(),
+            queued_bytes: 0,
+            limits,
             failures_in_row: 0,
             rng: Rng::new(now_micros() as u64),
+        };
+        for f in pending {
+            u.queued_bytes += f.size;
+            u.queue.insert(f);
         }
+        u.enforce_limits();
+        u
     }
 
-    /// Adds a newly spooled file.
+    /// Adds a newly spooled file, then keeps the spool inside its ceilings.
     pub fn enqueue(&mut self, f: SpooledFile) {
-        self.queue.insert(f);
+        let size = f.size;
+        if self.queue.insert(f) {
+            self.queued_bytes += size;
+        }
+        self.enforce_limits();
+    }
+
+    fn publish_gauges(&self) {
+        self.stats
+            .spool_files
+            .store(self.queue.len() as u64, Ordering::Relaxed);
+        self.stats
+            .spool_bytes
+            .store(self.queued_bytes, Ordering::Relaxed);
+    }
+
+    fn over_limits(&self) -> bool {
+        if self.queued_bytes > self.limits.max_bytes {
+            return true;
+        }
+        self.limits.min_free_disk > 0
+            && free_disk(&self.limits.root).is_some_and(|free| free < self.limits.min_free_disk)
+    }
+
+    /// Deletes the lowest-priority files until the spool is inside its ceilings.
+    fn enforce_limits(&mut self) {
+        while !self.queue.is_empty() && self.over_limits() {
+            // The lowest-priority table present, and its oldest file.
+            let Some(worst) = self.queue.last().map(|f| f.table) else {
+                break;
+            };
+            let Some(victim) = self.queue.iter().find(|f| f.table == worst).cloned() else {
+                break;
+            };
+            self.queue.remove(&victim);
+            self.queued_bytes -= victim.size.min(self.queued_bytes);
+            self.stats.spool_evictions.fetch_add(1, Ordering::Relaxed);
+            match remove_uploaded(&victim) {
+                Ok(()) => tracing::error!(
+                    table = victim.table.name(),
+                    key = %victim.key,
+                    bytes = victim.size,
+                    spool_bytes = self.queued_bytes,
+                    max_bytes = self.limits.max_bytes,
+                    "Spool full: file deleted without upload (lowest priority first). Its rows are lost; raise output.spool_max_bytes or restore the uplink."
+                ),
+                Err(e) => {
+                    tracing::error!(error = %e, "Spool full and a file could not be deleted.")
+                }
+            }
+        }
+        self.publish_gauges();
     }
 
     /// Files waiting.
@@ -68,6 +172,8 @@ impl Uploader {
                 // Gone from the spool (removed by hand?): nothing to upload.
                 tracing::error!(path = %f.path.display(), error = %e, "Spool file vanished before upload; it is lost.");
                 self.queue.remove(&f);
+                self.queued_bytes -= f.size.min(self.queued_bytes);
+                self.publish_gauges();
                 return Ok(true);
             }
         };
@@ -100,7 +206,16 @@ impl Uploader {
         }
     }
 
-    /// The delay before the next attempt after consecutive failures.
+    /// The delay before the next attempt after a failure.
+    pub fn delay_after(&mut self, e: &super::store::StoreError) -> Duration {
+        if e.is_permanent() {
+            self.limits.permanent_retry
+        } else {
+            self.backoff()
+        }
+    }
+
+    /// The delay before the next attempt after consecutive transient failures.
     pub fn backoff(&mut self) -> Duration {
         let exp = MIN_BACKOFF.as_millis() as f64
             * 2f64.powi(self.failures_in_row.saturating_sub(1).min(16) as i32);
@@ -116,7 +231,7 @@ impl Uploader {
             match self.upload_one().await {
                 Ok(true) => {}
                 Ok(false) => return Ok(()),
-                Err(e) if self.failures_in_row >= attempts => return Err(e),
+                Err(e) if self.failures_in_row >= attempts || e.is_permanent() => return Err(e),
                 Err(e) => {
                     let d = self.backoff();
                     tracing::warn!(error = %e, retry_in_ms = d.as_millis() as u64, "Upload failed; retrying.");
@@ -141,9 +256,12 @@ impl Uploader {
                 match self.upload_one().await {
                     Ok(_) => retry_at = None,
                     Err(e) => {
-                        let d = self.backoff();
-                        if self.failures_in_row == 1 || self.failures_in_row % 10 == 0 {
-                            tracing::error!(error = %e, failures = self.failures_in_row, waiting = self.queue.len(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
+                        let d = self.delay_after(&e);
+                        if e.is_permanent()
+                            || self.failures_in_row == 1
+                            || self.failures_in_row % 10 == 0
+                        {
+                            tracing::error!(error = %e, permanent = e.is_permanent(), failures = self.failures_in_row, waiting = self.queue.len(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
                         }
                         retry_at = Some(tokio::time::Instant::now() + d);
                     }
@@ -175,4 +293,45 @@ impl Uploader {
             );
         }
     }
+}
+
+/// When the spool has no sequence counters (new, or lost with an SD card),
+/// asks the store for the highest numbers this gateway already used and
+/// continues after them, so existing objects are never overwritten.
+pub async fn continue_store_sequence(
+    spool: &mut super::spool::Spool,
+    store: &Store,
+    config: &crate::config::Config,
+) -> Result<(), super::spool::SpoolError> {
+    let unknown = spool.unknown_seq_tables();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    match store
+        .highest_seqs(&config.venue_id, &config.gateway_id, &unknown)
+        .await
+    {
+        Ok(found) => {
+            for &t in &unknown {
+                let next = found
+                    .iter()
+                    .find(|(x, _)| *x == t)
+                    .map_or(0, |(_, m)| m + 1);
+                if next > 0 {
+                    tracing::info!(
+                        table = t.name(),
+                        next_seq = next,
+                        "Spool had no counter; continuing after the files already in the store."
+                    );
+                }
+                spool.reserve_seq(t, next)?;
+            }
+        }
+        Err(e) => tracing::error!(
+            error = %e,
+            store = %store.url(),
+            "The spool has no sequence counters and the store cannot be listed: numbering starts from what the spool holds. If this gateway uploaded before with a spool that was since lost, objects may be overwritten."
+        ),
+    }
+    Ok(())
 }

@@ -121,8 +121,6 @@ impl TableWriter {
         })?;
         let spooled = self.spool.commit(t, file, &o.tmp, &format_date(min_time))?;
         stats.files_written.fetch_add(1, Ordering::Relaxed);
-        stats.spool_files.fetch_add(1, Ordering::Relaxed);
-        stats.spool_bytes.fetch_add(spooled.size, Ordering::Relaxed);
         tracing::debug!(table = t.name(), rows, bytes = spooled.size, key = %spooled.key, "Table file written to spool.");
         Ok(Some(spooled))
     }

@@ -265,6 +265,7 @@ impl TableId {
                     c("uploaded_files", I64),
                     c("upload_failures", I64),
                     n("last_upload_at", Ts),
+                    c("spool_evictions", I64),
                 ]);
                 v
             }

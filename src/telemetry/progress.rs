@@ -26,6 +26,8 @@ pub struct UploadStats {
     pub spool_bytes: AtomicU64,
     /// Parquet files written to the spool since start.
     pub files_written: AtomicU64,
+    /// Spool files deleted without upload to stay inside the spool's ceilings.
+    pub spool_evictions: AtomicU64,
 }
 
 /// One `progress` row.
@@ -69,6 +71,8 @@ pub struct ProgressRow {
     pub upload_failures: u64,
     /// Last successful upload.
     pub last_upload_at: Option<Micros>,
+    /// Spool files evicted (deleted without upload) in the interval.
+    pub spool_evictions: u64,
 }
 
 impl ProgressRow {
@@ -99,13 +103,14 @@ impl ProgressRow {
             .i64(self.uploaded_files as i64)
             .i64(self.upload_failures as i64)
             .opt_i64(self.last_upload_at)
+            .i64(self.spool_evictions as i64)
             .finish();
     }
 
     /// The short human-readable line logged every interval.
     pub fn summary(&self, files_written: u64) -> String {
         format!(
-            "{:.0} events/s, {} in, {} alerts, {} keys, {} late, {} rejected, {} duplicates, {} files written, {} waiting in spool",
+            "{:.0} events/s, {} in, {} alerts, {} keys, {} late, {} rejected, {} duplicates; {} files written in total, {} waiting in spool",
             self.input_rows_per_second,
             self.input_rows,
             self.alerts,
@@ -125,6 +130,7 @@ pub struct ProgressTracker {
     last: PipelineCounters,
     last_uploaded: u64,
     last_failures: u64,
+    last_evictions: u64,
     last_at: Micros,
     busy_us: u64,
 }
@@ -136,6 +142,7 @@ impl ProgressTracker {
             last: PipelineCounters::default(),
             last_uploaded: 0,
             last_failures: 0,
+            last_evictions: 0,
             last_at: now,
             busy_us: 0,
         }
@@ -154,6 +161,7 @@ impl ProgressTracker {
         let uploaded = up.uploaded_files.load(Ordering::Relaxed);
         let failures = up.upload_failures.load(Ordering::Relaxed);
         let last_upload = up.last_upload_at.load(Ordering::Relaxed);
+        let evictions = up.spool_evictions.load(Ordering::Relaxed);
         let row = ProgressRow {
             timestamp: now,
             input_rows: input,
@@ -178,7 +186,9 @@ impl ProgressTracker {
             uploaded_files: uploaded - self.last_uploaded,
             upload_failures: failures - self.last_failures,
             last_upload_at: (last_upload > 0).then_some(last_upload),
+            spool_evictions: evictions - self.last_evictions,
         };
+        self.last_evictions = evictions;
         self.last = c.clone();
         self.last_uploaded = uploaded;
         self.last_failures = failures;

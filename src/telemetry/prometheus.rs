@@ -23,6 +23,8 @@ pub struct MetricsSnapshot {
     pub upload_failures_total: u64,
     /// Cumulative files written to the spool.
     pub files_written_total: u64,
+    /// Cumulative spool files deleted without upload (spool ceiling).
+    pub spool_evictions_total: u64,
     /// Serial, MQTT and alert-output counters (live atomics).
     pub sources: Arc<crate::sources::SourceStats>,
 }
@@ -105,6 +107,12 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "pitchside_files_written_total",
         "Parquet files written to the spool.",
         s.files_written_total,
+    );
+    counter(
+        &mut o,
+        "pitchside_spool_evictions_total",
+        "Spool files deleted without upload to stay inside output.spool_max_bytes / min_free_disk.",
+        s.spool_evictions_total,
     );
     counter(
         &mut o,

@@ -5,6 +5,7 @@
 
 pub mod broker;
 pub mod services;
+pub mod stores;
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
