@@ -61,6 +61,12 @@ pub struct ReplaySummary {
     pub state_keys: usize,
     /// Detector state bytes at the end.
     pub state_bytes: usize,
+    /// Bytes uploaded to the store.
+    pub uploaded_bytes: u64,
+    /// Wall time of the upload phase.
+    pub upload_seconds: f64,
+    /// Average time to make one spool file durable (fsync, rename, fsync folder), ms.
+    pub commit_ms_per_file: f64,
 }
 
 impl std::fmt::Display for ReplaySummary {
@@ -79,6 +85,14 @@ impl std::fmt::Display for ReplaySummary {
             f,
             "{} alerts, {} fatigue alerts, {} windows; {} files written to {}",
             c.alerts, c.fatigue_alerts, c.windows_emitted, self.files, self.store_url
+        )?;
+        writeln!(
+            f,
+            "uploaded {:.1} MiB in {:.2} s ({:.1} MiB/s); {:.2} ms per file to make it durable in the spool",
+            self.uploaded_bytes as f64 / 1048576.0,
+            self.upload_seconds,
+            self.uploaded_bytes as f64 / 1048576.0 / self.upload_seconds.max(1e-9),
+            self.commit_ms_per_file
         )?;
         for r in RejectReason::ALL {
             let n = c.rejected[r as usize];
@@ -202,7 +216,17 @@ pub async fn replay(
         }
     };
     let mut uploader = Uploader::new(store.clone(), stats.clone(), pending_all, limits);
+    let upload_started = std::time::Instant::now();
     uploader.drain(5).await?;
+    let upload_seconds = upload_started.elapsed().as_secs_f64();
+    let uploaded_bytes = stats
+        .uploaded_bytes
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let commit_ms_per_file = stats
+        .commit_micros
+        .load(std::sync::atomic::Ordering::Relaxed) as f64
+        / 1e3
+        / (files.max(1) as f64);
     if temporary_spool {
         let _ = std::fs::remove_dir_all(&spool_root);
     }
@@ -212,6 +236,9 @@ pub async fn replay(
         store_url: store.url().to_string(),
         state_keys,
         state_bytes,
+        uploaded_bytes,
+        upload_seconds,
+        commit_ms_per_file,
     })
 }
 

@@ -119,7 +119,11 @@ impl TableWriter {
                 e.into_error(),
             )))
         })?;
+        let t0 = std::time::Instant::now();
         let spooled = self.spool.commit(t, file, &o.tmp, &format_date(min_time))?;
+        stats
+            .commit_micros
+            .fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
         stats.files_written.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(table = t.name(), rows, bytes = spooled.size, key = %spooled.key, "Table file written to spool.");
         Ok(Some(spooled))

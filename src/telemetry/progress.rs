@@ -28,6 +28,8 @@ pub struct UploadStats {
     pub files_written: AtomicU64,
     /// Spool files deleted without upload to stay inside the spool's ceilings.
     pub spool_evictions: AtomicU64,
+    /// Time spent making files durable (fsync file, rename, fsync folder), µs.
+    pub commit_micros: AtomicU64,
 }
 
 /// One `progress` row.
