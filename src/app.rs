@@ -146,6 +146,15 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
 
     let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
     let enc_stats = stats.clone();
+    let spool_dir = config.spool_dir.clone();
+    let checkpoint = match crate::checkpoint::read(&config.spool_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
+            error!(error = %e, "Checkpoint not used; starting with empty state.");
+            None
+        }
+    };
     let encoder = std::thread::Builder::new()
         .name("encoder".into())
         .spawn(move || {
@@ -164,7 +173,15 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                 }
                 if batch.flush {
                     match writer.close_all(&enc_stats) {
-                        Ok(files) => files.into_iter().for_each(hand_over),
+                        Ok(files) => {
+                            files.into_iter().for_each(hand_over);
+                            // Every row of this state is durable now: so is the state.
+                            if let Some(cp) = &batch.checkpoint {
+                                if let Err(e) = crate::checkpoint::write(&spool_dir, cp) {
+                                    error!(error = %e, "Checkpoint could not be written; a restart would start with empty baselines.");
+                                }
+                            }
+                        }
                         Err(e) => error!(error = %e, "Table files could not be finished; their rows are lost."),
                     }
                 }
@@ -180,7 +197,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
         "pitchside running; Ctrl-C to stop."
     );
     let pipeline_task = tracker.spawn(pipeline_task(
-        config, input_rx, table_tx, stats, snapshot, alert_out,
+        config, input_rx, table_tx, stats, snapshot, alert_out, checkpoint,
     ));
     tracker.close();
 
@@ -248,8 +265,10 @@ async fn pipeline_task(
     stats: Arc<UploadStats>,
     snapshot: Arc<Mutex<MetricsSnapshot>>,
     alert_out: Option<AlertSender>,
+    checkpoint: Option<Vec<u8>>,
 ) {
     let mut p = Pipeline::new(&config, true);
+    resume(&mut p, &config, checkpoint, &stats);
     let row_group = row_group_rows(&config);
     let mut progress = ProgressTracker::new(now_micros());
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
@@ -280,7 +299,7 @@ async fn pipeline_task(
                     send(&tables, p.take_tables(row_group), false).await;
                 }
             }
-            _ = flush.tick() => send(&tables, p.take_tables(1), true).await,
+            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p).await,
             _ = report.tick() => {
                 p.expire_idle();
                 let row = progress.tick(now_micros(), &p, &stats);
@@ -292,11 +311,11 @@ async fn pipeline_task(
     }
     let row = progress.tick(now_micros(), &p, &stats);
     p.push_progress(&row);
-    send(&tables, p.take_tables(1), true).await;
+    flush_with_checkpoint(&tables, &mut p).await;
     info!(
         inputs = p.counters().input_rows,
         alerts = p.counters().alerts,
-        "Pipeline drained; open windows stay open (they were not complete)."
+        "Pipeline drained; open windows are kept in the checkpoint."
     );
 }
 
@@ -315,11 +334,60 @@ pub struct Batch {
     pub tables: Vec<TableBuffer>,
     /// Finish every open file after appending.
     pub flush: bool,
+    /// The pipeline's state as of these rows, written once the files are
+    /// durable, so that state and files always agree.
+    pub checkpoint: Option<Vec<u8>>,
 }
 
 async fn send(tx: &mpsc::Sender<Batch>, tables: Vec<TableBuffer>, flush: bool) {
-    if (flush || !tables.is_empty()) && tx.send(Batch { tables, flush }).await.is_err() {
+    send_batch(
+        tx,
+        Batch {
+            tables,
+            flush,
+            checkpoint: None,
+        },
+    )
+    .await;
+}
+
+async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch) {
+    if (b.flush || !b.tables.is_empty()) && tx.send(b).await.is_err() {
         error!("Encoder stopped; these rows are lost.");
+    }
+}
+
+/// A flush with a checkpoint of the state the flushed rows came from.
+async fn flush_with_checkpoint(tx: &mpsc::Sender<Batch>, p: &mut Pipeline) {
+    let checkpoint = Some(p.checkpoint());
+    send_batch(
+        tx,
+        Batch {
+            tables: p.take_tables(1),
+            flush: true,
+            checkpoint,
+        },
+    )
+    .await;
+}
+
+/// Restores the checkpoint into a fresh pipeline; an unusable one is set
+/// aside (ERROR, counted) and the pipeline starts empty.
+fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &UploadStats) {
+    let Some(body) = body else { return };
+    match p.restore(&body) {
+        Ok(()) => info!(
+            keys = p.detector().keys(),
+            open_windows = p.windows().open_cells(),
+            "Resumed from checkpoint: baselines, open windows and watermarks restored."
+        ),
+        Err(e) => {
+            let path = crate::checkpoint::path(&config.spool_dir);
+            let err = crate::checkpoint::set_aside(&path, e.0.to_string());
+            stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
+            error!(error = %err, "Checkpoint not used; starting with empty state.");
+            *p = Pipeline::new(config, true);
+        }
     }
 }
 
@@ -336,6 +404,7 @@ fn publish(
         g.upload_failures_total = s.upload_failures.load(Ordering::Relaxed);
         g.files_written_total = s.files_written.load(Ordering::Relaxed);
         g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
+        g.checkpoint_failures_total = s.checkpoint_failures.load(Ordering::Relaxed);
     }
 }
 

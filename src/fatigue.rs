@@ -103,6 +103,52 @@ impl FatigueTracker {
     }
 }
 
+impl FatigueTracker {
+    /// Writes every player's history (checkpoints).
+    pub fn save(&self, e: &mut crate::checkpoint::Enc) {
+        e.u64(self.evictions);
+        e.u64(self.players.len() as u64);
+        let mut keys: Vec<_> = self.players.keys().copied().collect();
+        keys.sort_unstable();
+        for k in keys {
+            let h = &self.players[&k];
+            e.i64(k.0);
+            e.i64(k.1);
+            e.i64(h.last_start);
+            e.u64(h.means.len() as u64);
+            for m in &h.means {
+                e.f64(*m);
+            }
+        }
+    }
+
+    /// Restores what [`FatigueTracker::save`] wrote (keeping at most
+    /// `baseline_windows` means per player and `max_players` players).
+    pub fn load(
+        &mut self,
+        d: &mut crate::checkpoint::Dec<'_>,
+    ) -> Result<(), crate::checkpoint::DecodeError> {
+        self.evictions = d.u64()?;
+        let n = d.count(32)?;
+        for _ in 0..n {
+            let key = (d.i64()?, d.i64()?);
+            let last_start = d.i64()?;
+            let m = d.count(8)?;
+            let mut means = VecDeque::with_capacity(self.baseline_windows + 1);
+            for _ in 0..m {
+                means.push_back(d.f64()?);
+                if means.len() > self.baseline_windows {
+                    means.pop_front();
+                }
+            }
+            if self.players.len() < self.max_players {
+                self.players.insert(key, History { means, last_start });
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

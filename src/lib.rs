@@ -24,6 +24,7 @@
 pub mod app;
 pub mod bench;
 pub mod bench_mqtt;
+pub mod checkpoint;
 pub mod config;
 pub mod decode;
 pub mod detect;

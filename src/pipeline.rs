@@ -340,6 +340,27 @@ impl Pipeline {
         row.write(&stamp, self.table(TableId::Progress));
     }
 
+    /// The state to checkpoint (detector, windows, fatigue), sealed.
+    pub fn checkpoint(&self) -> Vec<u8> {
+        let mut e = crate::checkpoint::Enc::default();
+        self.detector.save(&mut e);
+        self.windows.save(&mut e);
+        self.out.fatigue.save(&mut e);
+        crate::checkpoint::seal(&e.0)
+    }
+
+    /// Restores a checkpoint's body into this fresh pipeline.
+    pub fn restore(&mut self, body: &[u8]) -> Result<(), crate::checkpoint::DecodeError> {
+        let mut d = crate::checkpoint::Dec::new(body);
+        self.detector.load(&mut d)?;
+        self.windows.load(&mut d)?;
+        self.out.fatigue.load(&mut d)?;
+        if !d.finished() {
+            return Err(crate::checkpoint::DecodeError("trailing bytes"));
+        }
+        Ok(())
+    }
+
     /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
     pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
         let min_rows = min_rows.max(1);

@@ -30,6 +30,8 @@ pub struct UploadStats {
     pub spool_evictions: AtomicU64,
     /// Time spent making files durable (fsync file, rename, fsync folder), µs.
     pub commit_micros: AtomicU64,
+    /// Checkpoints found unusable at start-up (set aside).
+    pub checkpoint_failures: AtomicU64,
 }
 
 /// One `progress` row.

@@ -25,6 +25,8 @@ pub struct MetricsSnapshot {
     pub files_written_total: u64,
     /// Cumulative spool files deleted without upload (spool ceiling).
     pub spool_evictions_total: u64,
+    /// Checkpoints found unusable at start-up.
+    pub checkpoint_failures_total: u64,
     /// Serial, MQTT and alert-output counters (live atomics).
     pub sources: Arc<crate::sources::SourceStats>,
 }
@@ -113,6 +115,12 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "pitchside_spool_evictions_total",
         "Spool files deleted without upload to stay inside output.spool_max_bytes / min_free_disk.",
         s.spool_evictions_total,
+    );
+    counter(
+        &mut o,
+        "pitchside_checkpoint_failures_total",
+        "Checkpoints found unusable at start-up (set aside; the gateway started fresh).",
+        s.checkpoint_failures_total,
     );
     counter(
         &mut o,

@@ -158,6 +158,12 @@ impl Gateway {
         }
     }
 
+    /// SIGKILL (a power cut, as far as the process can tell), and wait for it.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// SIGTERM, wait for a clean exit (asserted), return the log.
     pub fn stop(mut self) -> String {
         let pid = self.child.id().to_string();
