@@ -409,7 +409,7 @@ impl Outputs {
                     ),
                     match_id: *match_id,
                     player_id: *player_id,
-                    player_name: w.cell.player_name.clone(),
+                    player_name: w.cell.player_name.as_deref().map(String::from),
                     window_start: w.start,
                     window_end: w.end,
                     // on_window only finds fatigue when the mean exists.

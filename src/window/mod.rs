@@ -40,14 +40,14 @@ pub enum GroupKey {
         /// Match.
         match_id: i64,
         /// Zone.
-        zone_id: String,
+        zone_id: Box<str>,
     },
     /// `windows_generic`: device and metric.
     Generic {
         /// Device.
-        device_id: String,
+        device_id: Box<str>,
         /// Metric name.
-        metric: String,
+        metric: Box<str>,
     },
 }
 
@@ -63,11 +63,11 @@ impl GroupKey {
             },
             Identity::Crowd { zone_id } => GroupKey::Crowd {
                 match_id: e.match_id,
-                zone_id: zone_id.clone(),
+                zone_id: zone_id.as_str().into(),
             },
             Identity::Generic { metric } => GroupKey::Generic {
-                device_id: e.device_id.clone(),
-                metric: metric.clone(),
+                device_id: e.device_id.as_str().into(),
+                metric: metric.as_str().into(),
             },
         }
     }
@@ -135,7 +135,7 @@ pub struct Cell {
     /// Non-late, non-duplicate events.
     pub events: u64,
     /// Last non-null player name (wearables).
-    pub player_name: Option<String>,
+    pub player_name: Option<Box<str>>,
     /// One per metric of the kind (generic: one, for `value`), sized to the
     /// kind so that a generic cell does not carry four.
     pub aggs: Box<[Agg]>,
@@ -264,7 +264,7 @@ impl WindowAggregator {
         cell.events += 1;
         if let Some(name) = e.player_name() {
             if cell.player_name.as_deref() != Some(name) {
-                cell.player_name = Some(name.to_string());
+                cell.player_name = Some(name.into());
             }
         }
         for &(i, x) in values {
@@ -401,17 +401,17 @@ impl WindowAggregator {
                         1 => GroupKey::Pitch { match_id: d.i64()? },
                         2 => GroupKey::Crowd {
                             match_id: d.i64()?,
-                            zone_id: d.string()?,
+                            zone_id: d.string()?.into(),
                         },
                         3 => GroupKey::Generic {
-                            device_id: d.string()?,
-                            metric: d.string()?,
+                            device_id: d.string()?.into(),
+                            metric: d.string()?.into(),
                         },
                         _ => return Err(DecodeError("unknown window group")),
                     };
                     let mut cell = Cell::new(k);
                     cell.events = d.u64()?;
-                    cell.player_name = d.opt_string()?;
+                    cell.player_name = d.opt_string()?.map(Into::into);
                     let n = d.u32()? as usize;
                     if n != cell.aggs.len() {
                         return Err(DecodeError("window cell has the wrong number of metrics"));
