@@ -202,7 +202,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     tracker.close();
 
     shutdown.cancelled().await;
-    info!("Shutting down: draining sources, flushing tables, uploading.");
+    info!("Draining: sources stopped; flushing tables, writing the checkpoint, uploading.");
     if tokio::time::timeout(GRACE, pipeline_task).await.is_err() {
         error!(
             grace_s = GRACE.as_secs(),

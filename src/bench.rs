@@ -110,6 +110,10 @@ fn rss_kib(field: &str) -> u64 {
 
 /// Runs the benchmark.
 pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
+    anyhow::ensure!(
+        a.events > 0 && a.keys > 0,
+        "--events and --keys must be at least 1"
+    );
     let tmp;
     let dir = match &a.dir {
         Some(d) => {

@@ -154,6 +154,7 @@ fn shutdown_on_signals() -> CancellationToken {
         }
         #[cfg(not(unix))]
         let _ = ctrl_c.await;
+        tracing::info!("Signal received: shutting down.");
         t.cancel();
     });
     token
@@ -252,13 +253,20 @@ async fn simulate(a: SimulateArgs) -> Result<()> {
         None => SimulatorSection::default(),
     };
     if let Some(r) = a.rate {
-        anyhow::ensure!(r > 0.0, "--rate must be positive");
+        anyhow::ensure!(
+            r.is_finite() && (0.001..=10_000_000.0).contains(&r),
+            "--rate must be between 0.001 and 10000000 events per second"
+        );
         sim_cfg.rate = r;
     }
     if let Some(s) = a.seed {
         sim_cfg.seed = s;
     }
     if let Some(x) = a.anomaly_rate {
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&x),
+            "--anomaly-rate is a chance per reading, between 0 and 1"
+        );
         sim_cfg.anomaly_rate = x;
     }
     let start = match &a.start {

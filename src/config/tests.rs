@@ -144,3 +144,16 @@ fn sizes_take_numbers_or_unit_strings() {
         .to_string();
     assert!(err.contains("limits.max_event_bytes"), "{err}");
 }
+
+#[test]
+fn generic_range_metric_names_follow_the_metric_rule() {
+    let text = format!(
+        "{MINIMAL}\n[[limits.range]]\nsensor = \"generic\"\nmetric = \"temp c\"\nmin = 0\n"
+    );
+    let err = parse(&text, "test")
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("limits.range[0].metric"), "{err}");
+}

@@ -261,6 +261,17 @@ impl ConfigFile {
                 ));
                 continue;
             };
+            let generic_ok = (1..=64).contains(&r.metric.len())
+                && r.metric
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
+            if sensor == SensorKind::Generic && !generic_ok {
+                p.0.push(format!(
+                    "{key}.metric: {:?} must be 1-64 characters of A-Z, a-z, 0-9, '_', '.', '-' (a generic metric name)",
+                    r.metric
+                ));
+                continue;
+            }
             if sensor != SensorKind::Generic && !sensor.metrics().contains(&r.metric.as_str()) {
                 p.0.push(format!(
                     "{key}.metric: {:?} is not a {sensor} metric (one of {})",
