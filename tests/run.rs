@@ -3,26 +3,10 @@
 
 mod common;
 
+use common::services::{free_port, http_get};
 use common::*;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn http_get(port: u16, path: &str) -> Option<String> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    Some(out)
-}
 
 #[test]
 fn run_with_simulator_writes_tables_and_drains_on_sigterm() {
@@ -143,16 +127,7 @@ fn simulate_output_replays_into_alerts_and_fatigue() {
     std::fs::write(&input, &lines).unwrap();
     let cfg = config(dir.path(), "[fatigue]\nk = 1.0\n");
     let outdir = dir.path().join("out");
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .arg("--input")
-        .arg(&input)
-        .arg("--output")
-        .arg(&outdir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    replay(&cfg, &input, Some(&outdir));
     assert!(
         rows(&outdir, "alerts").len() > 20,
         "injected anomalies are detected"

@@ -120,16 +120,7 @@ fn replay_uploads_every_table(kind: Kind) {
 
     // The same input into a local folder is the reference.
     let local = dir.path().join("local");
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .arg("--input")
-        .arg(&input)
-        .arg("--output")
-        .arg(&local)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    replay(&cfg, &input, Some(&local));
 
     let (keys, rows) = store_contents(&store_for(&cfg));
     let mut local_keys = Vec::new();
@@ -247,27 +238,7 @@ fn store_outage_keeps_files_in_the_spool_then_drains_every_file_once() {
     let unique: BTreeSet<_> = keys.iter().collect();
     assert_eq!(unique.len(), keys.len());
     // Per table, sequence numbers run 0..n without gaps: nothing lost, nothing twice.
-    for t in pitchside::tables::TableId::ALL {
-        let mut seqs: Vec<u64> = keys
-            .iter()
-            .filter(|k| k.starts_with(&format!("{}/", t.name())))
-            .map(|k| {
-                k.rsplit('-')
-                    .next()
-                    .unwrap()
-                    .trim_end_matches(".parquet")
-                    .parse()
-                    .unwrap()
-            })
-            .collect();
-        seqs.sort();
-        assert_eq!(
-            seqs,
-            (0..seqs.len() as u64).collect::<Vec<_>>(),
-            "{} has gaps",
-            t.name()
-        );
-    }
+    assert_contiguous_seqs(keys.iter().map(String::as_str));
 }
 
 #[test]

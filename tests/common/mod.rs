@@ -99,3 +99,49 @@ pub fn f(r: &Row, k: &str) -> f64 {
 pub fn is_null(r: &Row, k: &str) -> bool {
     matches!(r[k], Field::Null)
 }
+
+/// The sequence number of a `{gateway}-{seq:012}.parquet` file name or key.
+pub fn seq_of(name: &str) -> u64 {
+    name.rsplit('/')
+        .next()
+        .and_then(|n| n.trim_end_matches(".parquet").rsplit('-').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{name} is not a pitchside file name"))
+}
+
+/// Asserts that the keys of every table number 0..n with no gap or repeat.
+pub fn assert_contiguous_seqs<'a>(keys: impl IntoIterator<Item = &'a str>) {
+    let mut by_table: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for k in keys {
+        by_table
+            .entry(k.split('/').next().unwrap_or(""))
+            .or_default()
+            .push(seq_of(k));
+    }
+    for (table, mut seqs) in by_table {
+        seqs.sort();
+        assert_eq!(
+            seqs,
+            (0..seqs.len() as u64).collect::<Vec<_>>(),
+            "{table} has gaps or repeats"
+        );
+    }
+}
+
+/// Runs `pitchside replay`, with `--output` when given; asserts success.
+pub fn replay(cfg: &Path, input: &Path, output: Option<&Path>) {
+    let mut c = bin();
+    c.args(["replay", "--config"])
+        .arg(cfg)
+        .arg("--input")
+        .arg(input);
+    if let Some(o) = output {
+        c.arg("--output").arg(o);
+    }
+    let o = c.output().unwrap();
+    assert!(
+        o.status.success(),
+        "replay failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
