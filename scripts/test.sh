@@ -18,6 +18,8 @@ command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
 command -v mosquitto_pub >/dev/null 2>&1 || need_apt+=(mosquitto-clients)
 command -v socat >/dev/null 2>&1 || need_apt+=(socat)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# The unit file test runs `systemd-analyze verify` (no systemd needs to be running).
+command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi

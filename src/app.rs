@@ -16,6 +16,7 @@ use crate::sources::serial::{SerialSettings, SerialSource};
 use crate::sources::simulator::Simulator;
 use crate::sources::SourceStats;
 use crate::tables::TableBuffer;
+use crate::telemetry::systemd::{feed_watchdog, watchdog_interval, Heartbeat, Notifier};
 use crate::telemetry::{MetricsSnapshot, ProgressTracker, UploadStats};
 use crate::timefmt::{format_rfc3339, now_micros};
 use std::sync::atomic::Ordering;
@@ -196,12 +197,31 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
         spool = %config.spool_dir.display(),
         "pitchside running; Ctrl-C to stop."
     );
-    let pipeline_task = tracker.spawn(pipeline_task(
-        config, input_rx, table_tx, stats, snapshot, alert_out, checkpoint,
-    ));
+    let heartbeat = Heartbeat::default();
+    let pipeline_task = tracker.spawn(pipeline_task(PipelineParts {
+        config,
+        rx: input_rx,
+        tables: table_tx,
+        stats,
+        snapshot,
+        alert_out,
+        checkpoint,
+        heartbeat: heartbeat.clone(),
+    }));
+    let notifier = Arc::new(Notifier::from_env());
+    if let Some(period) = watchdog_interval() {
+        tracker.spawn(feed_watchdog(
+            notifier.clone(),
+            period,
+            heartbeat,
+            shutdown.clone(),
+        ));
+    }
+    notifier.notify("READY=1\nSTATUS=running");
     tracker.close();
 
     shutdown.cancelled().await;
+    notifier.notify("STOPPING=1\nSTATUS=draining");
     info!("Draining: sources stopped; flushing tables, writing the checkpoint, uploading.");
     if tokio::time::timeout(GRACE, pipeline_task).await.is_err() {
         error!(
@@ -258,15 +278,30 @@ async fn simulator_source(
     }
 }
 
-async fn pipeline_task(
+/// What the pipeline task owns and talks to.
+struct PipelineParts {
     config: Config,
-    mut rx: mpsc::Receiver<RawInput>,
+    rx: mpsc::Receiver<RawInput>,
     tables: mpsc::Sender<Batch>,
     stats: Arc<UploadStats>,
     snapshot: Arc<Mutex<MetricsSnapshot>>,
     alert_out: Option<AlertSender>,
     checkpoint: Option<Vec<u8>>,
-) {
+    heartbeat: Heartbeat,
+}
+
+async fn pipeline_task(parts: PipelineParts) {
+    let PipelineParts {
+        config,
+        mut rx,
+        tables,
+        stats,
+        snapshot,
+        alert_out,
+        checkpoint,
+        heartbeat,
+    } = parts;
+    heartbeat.beat();
     let mut p = Pipeline::new(&config, true);
     resume(&mut p, &config, checkpoint, &stats);
     let row_group = row_group_rows(&config);
@@ -283,6 +318,7 @@ async fn pipeline_task(
                 if n == 0 {
                     break;
                 }
+                heartbeat.beat();
                 let t0 = std::time::Instant::now();
                 let clock = now_micros();
                 for input in batch.drain(..) {
@@ -301,6 +337,7 @@ async fn pipeline_task(
             }
             _ = flush.tick() => flush_with_checkpoint(&tables, &mut p).await,
             _ = report.tick() => {
+                heartbeat.beat();
                 p.expire_idle();
                 let row = progress.tick(now_micros(), &p, &stats);
                 p.push_progress(&row);

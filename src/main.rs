@@ -26,6 +26,9 @@ enum Command {
         /// Venue config file.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Board file (boards/*.toml) whose defaults lie under the config.
+        #[arg(long, requires = "config")]
+        board: Option<PathBuf>,
     },
     /// Process a file of input lines, write every table, exit.
     Replay {
@@ -49,6 +52,10 @@ enum Command {
         /// Venue config file.
         #[arg(long)]
         config: PathBuf,
+        /// Board file (boards/*.toml): its defaults lie under the config, and the
+        /// result must fit the board's memory.
+        #[arg(long)]
+        board: Option<PathBuf>,
     },
     /// Measure replay throughput, peak memory and detector state size.
     Bench(pitchside::bench::BenchArgs),
@@ -195,10 +202,11 @@ fn real_main() -> Result<()> {
         .context("cannot start the async runtime")?;
     rt.block_on(async move {
         match cli.command {
-            Command::Run { config } => {
-                let cfg = match &config {
-                    Some(p) => load(p)?,
-                    None => config::parse(config::DEMO, "embedded demo config")?.validate()?,
+            Command::Run { config, board } => {
+                let cfg = match (&config, &board) {
+                    (Some(p), Some(b)) => config::load_with_board(p, b)?.0,
+                    (Some(p), None) => load(p)?,
+                    (None, _) => config::parse(config::DEMO, "embedded demo config")?.validate()?,
                 };
                 init_logging(Some(&cfg));
                 if config.is_none() {
@@ -229,10 +237,25 @@ fn real_main() -> Result<()> {
                 let _ = write!(std::io::stdout(), "{summary}");
             }
             Command::Simulate(args) => simulate(args).await?,
-            Command::CheckConfig { config } => {
-                let cfg = load(&config)?;
-                println!("# {}: valid\n{}", config.display(), cfg.to_toml());
-            }
+            Command::CheckConfig { config, board } => match board {
+                Some(b) => {
+                    let (cfg, board) = config::load_with_board(&config, &b)?;
+                    let i = &board.info;
+                    println!(
+                        "# {}: valid on {} ({}; serial {}; MemoryMax {})\n{}",
+                        config.display(),
+                        i.name,
+                        i.target,
+                        i.serial_device,
+                        i.memory_max,
+                        cfg.to_toml()
+                    );
+                }
+                None => {
+                    let cfg = load(&config)?;
+                    println!("# {}: valid\n{}", config.display(), cfg.to_toml());
+                }
+            },
             Command::BenchMqtt(args) => {
                 init_logging(None);
                 print!("{}", pitchside::bench_mqtt::run(&args).await?);

@@ -5,10 +5,12 @@
 //! [`ConfigFile::validate`] then checks every key, collects *every* problem
 //! with the key's name, and builds the typed [`Config`] the pipeline uses.
 
+mod board;
 mod file;
 mod sources;
 mod validate;
 
+pub use board::{load_with_board, Board, BoardInfo};
 pub use file::*;
 pub use validate::{Config, ConfigError, MetricRange};
 

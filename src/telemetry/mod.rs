@@ -3,6 +3,7 @@
 
 mod progress;
 mod prometheus;
+pub mod systemd;
 
 pub use progress::{ProgressRow, ProgressTracker, UploadStats};
 pub use prometheus::{render, serve, MetricsSnapshot};

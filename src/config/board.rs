@@ -1,0 +1,211 @@
+//! Board files (`boards/*.toml`): what a Raspberry Pi model is (target triple,
+//! serial device, RAM) and the defaults sized to it. A board's `[defaults]`
+//! lie under the venue config: every key the venue sets wins.
+
+use super::{ConfigError, ConfigFile};
+use crate::timefmt::parse_size;
+use serde::Deserialize;
+use std::path::Path;
+
+/// Target triples a board may name.
+pub const TARGETS: [&str; 2] = ["aarch64-unknown-linux-gnu", "armv7-unknown-linux-gnueabihf"];
+
+/// `[board]` of a board file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardInfo {
+    /// Marketing name.
+    pub name: String,
+    /// Rust target triple of the Raspberry Pi OS build to install.
+    pub target: String,
+    /// Default serial device for sensors on the GPIO UART.
+    pub serial_device: String,
+    /// RAM of the smallest variant of the model.
+    pub ram: String,
+    /// systemd `MemoryMax` for the service on this board.
+    pub memory_max: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BoardFile {
+    board: BoardInfo,
+    #[serde(default)]
+    defaults: toml::Table,
+}
+
+/// A parsed board file.
+#[derive(Debug, Clone)]
+pub struct Board {
+    /// `[board]`.
+    pub info: BoardInfo,
+    defaults: toml::Table,
+}
+
+fn parse_err(origin: &str, message: String) -> ConfigError {
+    ConfigError::Parse {
+        origin: origin.to_string(),
+        message,
+    }
+}
+
+impl Board {
+    /// Reads and checks a board file.
+    pub fn load(path: &Path) -> Result<Board, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: origin.clone(),
+            source,
+        })?;
+        Board::parse(&text, &origin)
+    }
+
+    /// Parses and checks board TOML.
+    pub fn parse(text: &str, origin: &str) -> Result<Board, ConfigError> {
+        let f: BoardFile = toml::from_str(text).map_err(|e| parse_err(origin, e.to_string()))?;
+        let mut problems = Vec::new();
+        if !TARGETS.contains(&f.board.target.as_str()) {
+            problems.push(format!(
+                "board.target: {:?} must be one of {}",
+                f.board.target,
+                TARGETS.join(", ")
+            ));
+        }
+        for (key, v) in [
+            ("board.ram", &f.board.ram),
+            ("board.memory_max", &f.board.memory_max),
+        ] {
+            if let Err(e) = parse_size(v) {
+                problems.push(format!("{key}: {e}"));
+            }
+        }
+        if let (Ok(ram), Ok(max)) = (parse_size(&f.board.ram), parse_size(&f.board.memory_max)) {
+            if max > ram / 2 {
+                problems.push(format!(
+                    "board.memory_max: {} is more than half of board.ram {}: leave room for the OS",
+                    f.board.memory_max, f.board.ram
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(ConfigError::Invalid { problems });
+        }
+        Ok(Board {
+            info: f.board,
+            defaults: f.defaults,
+        })
+    }
+
+    /// The venue config with this board's defaults under it.
+    pub fn apply(&self, venue_text: &str, origin: &str) -> Result<ConfigFile, ConfigError> {
+        let venue: toml::Table =
+            toml::from_str(venue_text).map_err(|e| parse_err(origin, e.to_string()))?;
+        let mut merged = self.defaults.clone();
+        merge(&mut merged, venue);
+        merged
+            .try_into()
+            .map_err(|e: toml::de::Error| parse_err(origin, e.to_string()))
+    }
+
+    /// Checks that a config built with this board fits the board's memory:
+    /// the detector's state (`max_keys × window × 16` bytes) at most half of
+    /// `memory_max`.
+    pub fn check_fits(&self, c: &super::Config) -> Result<(), ConfigError> {
+        let max = parse_size(&self.info.memory_max).unwrap_or(u64::MAX);
+        let state = c.max_keys as u64 * c.window as u64 * 16;
+        if state > max / 2 {
+            return Err(ConfigError::Invalid {
+                problems: vec![format!(
+                    "detector.max_keys x detector.window: {} MiB of detector state is more than half of {}'s memory_max {}",
+                    state >> 20,
+                    self.info.name,
+                    self.info.memory_max
+                )],
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Deep merge: tables merge key by key, anything else in `over` replaces.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Reads a venue config with a board's defaults under it, validates it and
+/// checks that it fits the board.
+pub fn load_with_board(venue: &Path, board: &Path) -> Result<(super::Config, Board), ConfigError> {
+    let b = Board::load(board)?;
+    let origin = venue.display().to_string();
+    let text = std::fs::read_to_string(venue).map_err(|source| ConfigError::Read {
+        path: origin.clone(),
+        source,
+    })?;
+    let c = b.apply(&text, &origin)?.validate()?;
+    b.check_fits(&c)?;
+    Ok((c, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boards() -> Vec<std::path::PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn every_board_file_validates_with_every_venue_config() {
+        let boards = boards();
+        assert!(boards.len() >= 5, "Pi Zero 2 W, 3, 4, 5, CM4");
+        let config_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        for b in &boards {
+            for venue in ["example-venue.toml", "demo.toml"] {
+                load_with_board(&config_dir.join(venue), b)
+                    .unwrap_or_else(|e| panic!("{} + {venue}: {e}", b.display()));
+            }
+        }
+    }
+
+    #[test]
+    fn venue_keys_win_over_board_defaults() {
+        let b = Board::parse(
+            "[board]\nname = \"t\"\ntarget = \"aarch64-unknown-linux-gnu\"\nserial_device = \"/dev/serial0\"\nram = \"1GiB\"\nmemory_max = \"256MiB\"\n[defaults.detector]\nmax_keys = 123\nwindow = 50\n",
+            "t",
+        )
+        .unwrap();
+        let venue = "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[detector]\nwindow = 60\n[output]\nstore = \"file:///x\"\nspool_dir = \"/y\"\n";
+        let c = b.apply(venue, "v").unwrap().validate().unwrap();
+        assert_eq!(c.max_keys, 123, "board default used");
+        assert_eq!(c.window, 60, "venue wins");
+    }
+
+    #[test]
+    fn a_board_whose_defaults_do_not_fit_its_memory_is_refused() {
+        let b = Board::parse(
+            "[board]\nname = \"tiny\"\ntarget = \"armv7-unknown-linux-gnueabihf\"\nserial_device = \"/dev/serial0\"\nram = \"512MiB\"\nmemory_max = \"64MiB\"\n[defaults.detector]\nmax_keys = 100000\n",
+            "t",
+        )
+        .unwrap();
+        let venue = "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[output]\nstore = \"file:///x\"\nspool_dir = \"/y\"\n";
+        let c = b.apply(venue, "v").unwrap().validate().unwrap();
+        let err = b.check_fits(&c).unwrap_err().to_string();
+        assert!(err.contains("memory_max"), "{err}");
+        assert!(Board::parse("[board]\nname = \"x\"\ntarget = \"x86_64\"\nserial_device = \"/dev/ttyS0\"\nram = \"1GiB\"\nmemory_max = \"1GiB\"\n", "t").is_err());
+    }
+}
