@@ -3,6 +3,7 @@
 //! state; shutdown flows downstream as channels close.
 
 use crate::config::Config;
+use crate::journal::Recorder;
 use crate::model::RawInput;
 use crate::pipeline::{LiveAlert, Pipeline};
 use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSender};
@@ -178,8 +179,9 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                             files.into_iter().for_each(hand_over);
                             // Every row of this state is durable now: so is the state.
                             if let Some(cp) = &batch.checkpoint {
-                                if let Err(e) = crate::checkpoint::write(&spool_dir, cp) {
-                                    error!(error = %e, "Checkpoint could not be written; a restart would start with empty baselines.");
+                                match crate::checkpoint::write(&spool_dir, &cp.bytes) {
+                                    Ok(()) => crate::journal::remove_before(&cp.journal_dir, cp.journal_generation),
+                                    Err(e) => error!(error = %e, "Checkpoint could not be written; the journal is kept and replayed from the previous one."),
                                 }
                             }
                         }
@@ -269,6 +271,7 @@ async fn simulator_source(
                 payload: line.into_bytes(),
                 received_at: now,
                 framing_error: None,
+                ack: None,
             };
             // A full queue makes the simulator wait: it has nothing to lose.
             if tx.send(input).await.is_err() {
@@ -303,7 +306,22 @@ async fn pipeline_task(parts: PipelineParts) {
     } = parts;
     heartbeat.beat();
     let mut p = Pipeline::new(&config, true);
-    resume(&mut p, &config, checkpoint, &stats);
+    let from = resume(&mut p, &config, checkpoint, &stats);
+    // Inputs since that checkpoint are in the journal: replay them with the
+    // clock they arrived at, rebuilding exactly the state the crash cut short.
+    let sync_interval = Duration::from_micros(config.sync_interval.max(1) as u64);
+    let (mut recorder, replayed) =
+        Recorder::start(&config.spool_dir, from, sync_interval, |input| {
+            p.process(&input, input.received_at);
+        });
+    if replayed > 0 {
+        let _ = p.drain_alerts();
+        info!(
+            inputs = replayed,
+            "Replayed the journal since the last checkpoint."
+        );
+    }
+    let mut sync_tick = tokio::time::interval(sync_interval);
     let row_group = row_group_rows(&config);
     let mut progress = ProgressTracker::new(now_micros());
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
@@ -321,9 +339,11 @@ async fn pipeline_task(parts: PipelineParts) {
                 heartbeat.beat();
                 let t0 = std::time::Instant::now();
                 let clock = now_micros();
-                for input in batch.drain(..) {
+                for mut input in batch.drain(..) {
+                    recorder.record(&mut input);
                     p.process(&input, clock);
                 }
+                recorder.commit(false);
                 progress.add_busy(t0.elapsed().as_micros() as u64);
                 let alerts = p.drain_alerts();
                 log_alerts(&alerts);
@@ -335,7 +355,8 @@ async fn pipeline_task(parts: PipelineParts) {
                     send(&tables, p.take_tables(row_group), false).await;
                 }
             }
-            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p).await,
+            _ = sync_tick.tick() => recorder.commit(false),
+            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder).await,
             _ = report.tick() => {
                 heartbeat.beat();
                 p.expire_idle();
@@ -348,7 +369,7 @@ async fn pipeline_task(parts: PipelineParts) {
     }
     let row = progress.tick(now_micros(), &p, &stats);
     p.push_progress(&row);
-    flush_with_checkpoint(&tables, &mut p).await;
+    flush_with_checkpoint(&tables, &mut p, &mut recorder).await;
     info!(
         inputs = p.counters().input_rows,
         alerts = p.counters().alerts,
@@ -373,7 +394,7 @@ pub struct Batch {
     pub flush: bool,
     /// The pipeline's state as of these rows, written once the files are
     /// durable, so that state and files always agree.
-    pub checkpoint: Option<Vec<u8>>,
+    pub checkpoint: Option<Checkpoint>,
 }
 
 async fn send(tx: &mpsc::Sender<Batch>, tables: Vec<TableBuffer>, flush: bool) {
@@ -394,9 +415,19 @@ async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch) {
     }
 }
 
-/// A flush with a checkpoint of the state the flushed rows came from.
-async fn flush_with_checkpoint(tx: &mpsc::Sender<Batch>, p: &mut Pipeline) {
-    let checkpoint = Some(p.checkpoint());
+/// A flush with a checkpoint of the state the flushed rows came from; the
+/// journal starts a new generation, and older ones go once it is durable.
+async fn flush_with_checkpoint(
+    tx: &mpsc::Sender<Batch>,
+    p: &mut Pipeline,
+    recorder: &mut Recorder,
+) {
+    let generation = recorder.rotate();
+    let checkpoint = Some(Checkpoint {
+        bytes: p.checkpoint(generation),
+        journal_dir: recorder.dir().to_path_buf(),
+        journal_generation: generation,
+    });
     send_batch(
         tx,
         Batch {
@@ -408,22 +439,38 @@ async fn flush_with_checkpoint(tx: &mpsc::Sender<Batch>, p: &mut Pipeline) {
     .await;
 }
 
+/// A sealed checkpoint and the journal generations it makes unnecessary.
+#[derive(Debug)]
+pub struct Checkpoint {
+    /// Sealed state.
+    pub bytes: Vec<u8>,
+    /// The journal folder.
+    pub journal_dir: std::path::PathBuf,
+    /// Generations before this one are covered by the checkpoint.
+    pub journal_generation: u64,
+}
+
 /// Restores the checkpoint into a fresh pipeline; an unusable one is set
-/// aside (ERROR, counted) and the pipeline starts empty.
-fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &UploadStats) {
-    let Some(body) = body else { return };
+/// aside (ERROR, counted) and the pipeline starts empty. Returns the journal
+/// generation to replay from.
+fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &UploadStats) -> u64 {
+    let Some(body) = body else { return 0 };
     match p.restore(&body) {
-        Ok(()) => info!(
-            keys = p.detector().keys(),
-            open_windows = p.windows().open_cells(),
-            "Resumed from checkpoint: baselines, open windows and watermarks restored."
-        ),
+        Ok(generation) => {
+            info!(
+                keys = p.detector().keys(),
+                open_windows = p.windows().open_cells(),
+                "Resumed from checkpoint: baselines, open windows and watermarks restored."
+            );
+            generation
+        }
         Err(e) => {
             let path = crate::checkpoint::path(&config.spool_dir);
             let err = crate::checkpoint::set_aside(&path, e.0.to_string());
             stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
             error!(error = %err, "Checkpoint not used; starting with empty state.");
             *p = Pipeline::new(config, true);
+            0
         }
     }
 }

@@ -363,9 +363,9 @@ mod tests {
         for max_keys in [10_000, 50] {
             let mut a = pipeline(max_keys);
             feed(&mut a, &lines[..20_000]);
-            let sealed = a.checkpoint();
+            let sealed = a.checkpoint(7);
             let mut b = pipeline(max_keys);
-            b.restore(open(&sealed).unwrap()).unwrap();
+            assert_eq!(b.restore(open(&sealed).unwrap()).unwrap(), 7);
             let (alerts_a, tables_a) = feed(&mut a, &lines[20_000..]);
             let (alerts_b, tables_b) = feed(&mut b, &lines[20_000..]);
             assert!(!alerts_a.is_empty());
@@ -391,7 +391,7 @@ mod tests {
             crate::sources::simulator::Simulator::new(&Default::default(), 1_795_980_600_000_000);
         let lines: Vec<String> = (0..2000).map(|_| sim.next_line().0).collect();
         feed(&mut a, &lines);
-        let sealed = a.checkpoint();
+        let sealed = a.checkpoint(0);
         let body = open(&sealed).unwrap();
         for cut in [0, 1, 9, body.len() / 3, body.len() - 1] {
             let mut b = pipeline(100);

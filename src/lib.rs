@@ -29,6 +29,7 @@ pub mod config;
 pub mod decode;
 pub mod detect;
 pub mod fatigue;
+pub mod journal;
 pub mod model;
 pub mod pipeline;
 pub mod replay;

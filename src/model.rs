@@ -75,8 +75,31 @@ impl fmt::Display for SensorKind {
 /// Where an input came from: `serial:{path}`, `mqtt:{topic}`, `replay:{file}` or `simulator`.
 pub type SourceName = Arc<str>;
 
+/// Acknowledges an input to its source once its readings are durable (an
+/// MQTT PUBACK). Dropping it without calling [`AckToken::ack`] means "not
+/// acknowledged": the broker delivers the message again.
+pub struct AckToken(Box<dyn FnOnce() + Send>);
+
+impl AckToken {
+    /// A token that runs `f` when acknowledged.
+    pub fn new(f: impl FnOnce() + Send + 'static) -> AckToken {
+        AckToken(Box::new(f))
+    }
+
+    /// Acknowledges.
+    pub fn ack(self) {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for AckToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AckToken")
+    }
+}
+
 /// One input line or message, before decoding.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RawInput {
     /// `serial:/dev/ttyUSB0`, `mqtt:venue/wearable/7`, `replay:file.jsonl`, `simulator`.
     pub source: SourceName,
@@ -89,6 +112,9 @@ pub struct RawInput {
     /// Set by a framing layer that already knows the input is bad (an overlong
     /// serial line is cut short before it reaches the decoder).
     pub framing_error: Option<FramingError>,
+    /// To be called once the input is durable (MQTT); `None` for sources
+    /// that cannot replay (serial, simulator).
+    pub ack: Option<AckToken>,
 }
 
 /// Problems a source finds before the decoder sees the bytes.

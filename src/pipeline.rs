@@ -340,25 +340,29 @@ impl Pipeline {
         row.write(&stamp, self.table(TableId::Progress));
     }
 
-    /// The state to checkpoint (detector, windows, fatigue), sealed.
-    pub fn checkpoint(&self) -> Vec<u8> {
+    /// The state to checkpoint (detector, windows, fatigue), sealed, with
+    /// the first journal generation whose inputs it does not include.
+    pub fn checkpoint(&self, journal_generation: u64) -> Vec<u8> {
         let mut e = crate::checkpoint::Enc::default();
+        e.u64(journal_generation);
         self.detector.save(&mut e);
         self.windows.save(&mut e);
         self.out.fatigue.save(&mut e);
         crate::checkpoint::seal(&e.0)
     }
 
-    /// Restores a checkpoint's body into this fresh pipeline.
-    pub fn restore(&mut self, body: &[u8]) -> Result<(), crate::checkpoint::DecodeError> {
+    /// Restores a checkpoint's body into this fresh pipeline; returns the
+    /// journal generation to replay from.
+    pub fn restore(&mut self, body: &[u8]) -> Result<u64, crate::checkpoint::DecodeError> {
         let mut d = crate::checkpoint::Dec::new(body);
+        let journal_generation = d.u64()?;
         self.detector.load(&mut d)?;
         self.windows.load(&mut d)?;
         self.out.fatigue.load(&mut d)?;
         if !d.finished() {
             return Err(crate::checkpoint::DecodeError("trailing bytes"));
         }
-        Ok(())
+        Ok(journal_generation)
     }
 
     /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).

@@ -196,6 +196,11 @@ pub struct OutputSection {
     /// Retry interval after a permanent error (permission, missing bucket) (default "5m").
     #[serde(default = "default_permanent_retry")]
     pub permanent_retry: String,
+    /// Longest time an input waits in the journal before it is fsynced; a
+    /// power cut loses at most this much serial input (default "200ms").
+    /// MQTT messages are fsynced before they are acknowledged, whatever this says.
+    #[serde(default = "default_sync_interval")]
+    pub sync_interval: String,
     /// `[output.s3]`: S3 and S3-compatible stores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<S3Section>,
@@ -215,6 +220,9 @@ fn default_min_free() -> String {
 }
 fn default_upload_timeout() -> String {
     "30s".into()
+}
+fn default_sync_interval() -> String {
+    "200ms".into()
 }
 fn default_permanent_retry() -> String {
     "5m".into()

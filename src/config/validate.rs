@@ -102,6 +102,8 @@ pub struct Config {
     pub upload_timeout: Micros,
     /// Retry interval after a permanent upload error, µs.
     pub permanent_retry: Micros,
+    /// Journal fsync interval, µs.
+    pub sync_interval: Micros,
     /// Progress interval, µs.
     pub progress_interval: Micros,
     /// Prometheus listen address, if any.
@@ -341,6 +343,7 @@ impl ConfigFile {
         let upload_timeout = p.duration("output.upload_timeout", &o.upload_timeout, MICROS_PER_SEC);
         let permanent_retry =
             p.duration("output.permanent_retry", &o.permanent_retry, MICROS_PER_SEC);
+        let sync_interval = p.duration("output.sync_interval", &o.sync_interval, 1000);
         let scheme = o.store.split("://").next().unwrap_or("");
         for (section, used, wanted) in [
             ("output.s3", o.s3.is_some(), "s3"),
@@ -451,6 +454,7 @@ impl ConfigFile {
             min_free_disk,
             upload_timeout,
             permanent_retry,
+            sync_interval,
             progress_interval,
             metrics_listen: (!self.metrics.listen.is_empty()).then(|| self.metrics.listen.clone()),
             input_queue: self.pipeline.input_queue as usize,

@@ -231,6 +231,7 @@ impl SerialSource {
                 payload,
                 received_at,
                 framing_error,
+                ack: None,
             };
             let input = if held.is_empty() {
                 match tx.try_send(input) {

@@ -2,8 +2,9 @@
 //! per message, manual acknowledgements.
 //!
 //! The event loop is polled all the time, whatever the pipeline does. A
-//! message goes straight into the pipeline queue when it has room and is
-//! then acknowledged; otherwise it is held (up to `max_held`) without an
+//! message goes straight into the pipeline queue when it has room, carrying
+//! an ack token that the pipeline calls once the message is in its journal
+//! and fsynced; otherwise it is held (up to `max_held`) without an
 //! acknowledgement, so the broker's in-flight window (mosquitto:
 //! `max_inflight_messages`, 20) stops further QoS 1 deliveries until the
 //! pipeline catches up. Past `max_held` (only reachable with QoS 0 traffic
@@ -51,8 +52,9 @@ struct Inbox {
     topics: HashMap<String, (SourceName, Option<SensorKind>)>,
     held: VecDeque<Held>,
     max_held: usize,
-    /// Connection number; acknowledgements only go to the connection a message came on.
-    generation: u64,
+    /// Connection number; acknowledgements only go to the connection a
+    /// message came on. Shared with the ack tokens handed to the pipeline.
+    generation: Arc<std::sync::atomic::AtomicU64>,
     drop_log: LogLimit,
 }
 
@@ -100,7 +102,7 @@ impl MqttSource {
                 topics: HashMap::new(),
                 held: VecDeque::new(),
                 max_held,
-                generation: 0,
+                generation: Arc::new(std::sync::atomic::AtomicU64::new(0)),
                 drop_log: LogLimit::new(Duration::from_secs(10)),
             },
             eventloop,
@@ -155,7 +157,9 @@ impl MqttSource {
                             Packet::Publish(p) => inbox.receive(p),
                             Packet::ConnAck(ack) => {
                                 connected = true;
-                                inbox.generation += 1;
+                                inbox
+                                    .generation
+                                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                                 backoff.reset();
                                 last_error = None;
                                 info!(broker = %inbox.addr, session_present = ack.session_present, "Connected to MQTT broker.");
@@ -253,8 +257,13 @@ impl Inbox {
                 payload: p.payload.to_vec(),
                 received_at: now_micros(),
                 framing_error: None,
+                ack: None,
             },
-            ack: (p.qos != QoS::AtMostOnce).then_some((p.qos, p.pkid, self.generation)),
+            ack: (p.qos != QoS::AtMostOnce).then_some((
+                p.qos,
+                p.pkid,
+                self.generation.load(std::sync::atomic::Ordering::Relaxed),
+            )),
         };
         if self.held.is_empty() {
             if let Ok(permit) = self.tx.try_reserve() {
@@ -280,21 +289,35 @@ impl Inbox {
         }
     }
 
-    /// The one place a message is acknowledged: once it is in the pipeline
-    /// queue. To acknowledge only after its readings are durable, keep the
-    /// ack token with the input and acknowledge from the durable stage.
+    /// Hands a message to the pipeline with its acknowledgement: the
+    /// pipeline acknowledges once the message is in its journal and fsynced,
+    /// so a crash never loses an acknowledged message.
     fn deliver(&self, permit: mpsc::Permit<'_, RawInput>, h: Held) {
-        permit.send(h.input);
-        self.ack(h.ack);
+        let mut input = h.input;
+        input.ack = self.ack_token(h.ack);
+        permit.send(input);
+    }
+
+    fn ack_token(&self, ack: Option<(QoS, u16, u64)>) -> Option<crate::model::AckToken> {
+        let (qos, pkid, generation) = ack?;
+        let client = self.client.clone();
+        let current = self.generation.clone();
+        Some(crate::model::AckToken::new(move || {
+            // A message from an earlier connection is redelivered by the
+            // broker (persistent session); that copy will be acknowledged.
+            if current.load(std::sync::atomic::Ordering::Relaxed) == generation {
+                let mut p = Publish::new("", qos, Vec::new());
+                p.pkid = pkid;
+                let _ = client.try_ack(&p);
+            }
+        }))
     }
 
     fn ack(&self, ack: Option<(QoS, u16, u64)>) {
         let Some((qos, pkid, generation)) = ack else {
             return;
         };
-        // A message from an earlier connection is redelivered by the broker
-        // (persistent session); that copy will be acknowledged.
-        if generation != self.generation {
+        if generation != self.generation.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
         let mut p = Publish::new("", qos, Vec::new());
