@@ -126,6 +126,7 @@ impl Broker {
             format!(
                 "user root\nper_listener_settings false\nallow_anonymous false\npassword_file {passwd}\n\
                  persistence true\npersistence_location {data}/\nautosave_interval 1\n\
+                 max_queued_messages 0\n\
                  log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n\
                  listener {port} 127.0.0.1\n\
                  listener {tls_port} 127.0.0.1\ncafile {ca}\ncertfile {crt}\nkeyfile {key}\n",
