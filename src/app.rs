@@ -99,6 +99,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     let source_stats = Arc::new(SourceStats::default());
     if let Ok(mut g) = snapshot.lock() {
         g.sources = source_stats.clone();
+        g.health_grace = config.health_grace;
     }
     for s in &config.file.sources.serial {
         sources += 1;
@@ -168,9 +169,15 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
             while let Some(batch) = table_rx.blocking_recv() {
                 for buf in &batch.tables {
                     match writer.append(buf, &enc_stats) {
-                        Ok(closed) => closed.into_iter().for_each(hand_over),
+                        Ok(closed) => {
+                            enc_stats.spool_failing_since.store(0, Ordering::Relaxed);
+                            closed.into_iter().for_each(hand_over)
+                        }
                         // These rows are lost: say so loudly.
-                        Err(e) => error!(table = buf.table.name(), rows = buf.rows, error = %e, "Rows could not be written; they are lost."),
+                        Err(e) => {
+                            let _ = enc_stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
+                            error!(table = buf.table.name(), rows = buf.rows, error = %e, "Rows could not be written; they are lost.")
+                        }
                     }
                 }
                 if batch.flush {
@@ -185,7 +192,10 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                                 }
                             }
                         }
-                        Err(e) => error!(error = %e, "Table files could not be finished; their rows are lost."),
+                        Err(e) => {
+                            let _ = enc_stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
+                            error!(error = %e, "Table files could not be finished; their rows are lost.")
+                        }
                     }
                 }
             }
@@ -489,6 +499,7 @@ fn publish(
         g.files_written_total = s.files_written.load(Ordering::Relaxed);
         g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
         g.checkpoint_failures_total = s.checkpoint_failures.load(Ordering::Relaxed);
+        g.spool_failing_since = s.spool_failing_since.load(Ordering::Relaxed);
     }
 }
 

@@ -35,6 +35,7 @@ pub mod pipeline;
 pub mod replay;
 pub mod sinks;
 pub mod sources;
+pub mod status;
 pub mod tables;
 pub mod telemetry;
 pub mod timefmt;

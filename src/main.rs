@@ -57,6 +57,15 @@ enum Command {
         #[arg(long)]
         board: Option<PathBuf>,
     },
+    /// Show the running gateway's state (sources, rates, keys, watermarks, spool, uploads).
+    Status {
+        /// Read metrics.listen from this config (default: the address below).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Metrics address of the gateway.
+        #[arg(long, default_value = "127.0.0.1:9898")]
+        addr: String,
+    },
     /// Measure replay throughput, peak memory and detector state size.
     Bench(pitchside::bench::BenchArgs),
     /// Measure publish → alert latency and MQTT ingest rate through a running broker.
@@ -256,6 +265,15 @@ fn real_main() -> Result<()> {
                     println!("# {}: valid\n{}", config.display(), cfg.to_toml());
                 }
             },
+            Command::Status { config, addr } => {
+                let addr = match &config {
+                    Some(p) => load(p)?.metrics_listen.context(
+                        "metrics.listen is \"\" in that config: the gateway exposes no status",
+                    )?,
+                    None => addr,
+                };
+                print!("{}", pitchside::status::report(&addr)?);
+            }
             Command::BenchMqtt(args) => {
                 init_logging(None);
                 print!("{}", pitchside::bench_mqtt::run(&args).await?);

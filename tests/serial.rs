@@ -207,3 +207,65 @@ fn a_power_cut_loses_no_serial_line_older_than_the_sync_interval() {
         "every line older than sync_interval survives"
     );
 }
+
+#[test]
+fn healthz_fails_while_a_source_is_down_and_status_says_so() {
+    if !have(&["socat"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tty = dir.path().join("ttyTEST3");
+    let port = free_port();
+    let cfg = fast_config(
+        dir.path(),
+        port,
+        &format!(
+            "[[sources.serial]]\npath = \"{}\"\nsensor = \"generic\"\n",
+            tty.display()
+        ),
+    );
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("[metrics]\n", "[metrics]\nhealth_grace = \"1s\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    let gw = Gateway::start(&cfg, port, &[]);
+    // No device yet: down from the start, unhealthy after the grace period.
+    assert!(wait_until(Duration::from_secs(15), || http_get(
+        port, "/healthz"
+    )
+    .is_some_and(
+        |r| r.starts_with("HTTP/1.1 503") && r.contains("1 source(s) down")
+    )));
+    // The status command reads the same endpoint; retried because it races
+    // with the gateway's own progress interval under a loaded machine.
+    let status_says = |args: &[&str], wanted: &[&str]| {
+        let mut last = String::new();
+        let ok = wait_until(Duration::from_secs(10), || {
+            let o = bin().arg("status").args(args).output().unwrap();
+            last = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            o.status.success() && wanted.iter().all(|w| last.contains(w))
+        });
+        assert!(ok, "status never said {wanted:?}; last:\n{last}");
+    };
+    let addr = format!("127.0.0.1:{port}");
+    status_says(&["--addr", &addr], &["unhealthy", "sources     1 down"]);
+
+    let pty = Pty::open(&tty);
+    gw.log
+        .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+    assert!(wait_until(Duration::from_secs(5), || http_get(
+        port, "/healthz"
+    )
+    .is_some_and(|r| r.starts_with("HTTP/1.1 200"))));
+    let cfg_arg = cfg.display().to_string();
+    status_says(
+        &["--config", &cfg_arg],
+        &["health      ok", "sources     0 down"],
+    );
+    drop(pty);
+    gw.stop();
+}

@@ -292,6 +292,9 @@ pub struct MetricsSection {
     pub progress_interval: String,
     /// Prometheus endpoint address, `host:port` (default "127.0.0.1:9898"); "" turns it off.
     pub listen: String,
+    /// `/healthz` fails once a source has been down, or the spool
+    /// unwritable, for longer than this (default "60s").
+    pub health_grace: String,
 }
 
 impl Default for MetricsSection {
@@ -299,6 +302,7 @@ impl Default for MetricsSection {
         MetricsSection {
             progress_interval: "10s".into(),
             listen: "127.0.0.1:9898".into(),
+            health_grace: "60s".into(),
         }
     }
 }

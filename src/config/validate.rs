@@ -108,6 +108,8 @@ pub struct Config {
     pub progress_interval: Micros,
     /// Prometheus listen address, if any.
     pub metrics_listen: Option<String>,
+    /// `/healthz` grace, µs.
+    pub health_grace: Micros,
     /// Input queue capacity.
     pub input_queue: usize,
     /// Encoder queue capacity.
@@ -363,6 +365,7 @@ impl ConfigFile {
             &m.progress_interval,
             MICROS_PER_SEC / 10,
         );
+        let health_grace = p.duration("metrics.health_grace", &m.health_grace, 0);
         let host_port = m
             .listen
             .rsplit_once(':')
@@ -456,6 +459,7 @@ impl ConfigFile {
             permanent_retry,
             sync_interval,
             progress_interval,
+            health_grace,
             metrics_listen: (!self.metrics.listen.is_empty()).then(|| self.metrics.listen.clone()),
             input_queue: self.pipeline.input_queue as usize,
             encode_queue: self.pipeline.encode_queue as usize,

@@ -104,6 +104,8 @@ impl SerialSource {
         tx: mpsc::Sender<RawInput>,
         stats: Arc<SourceStats>,
     ) -> SerialSource {
+        // Down until the port first opens.
+        stats.source_down();
         SerialSource {
             name: Arc::from(format!("serial:{}", settings.path)),
             framer: LineFramer::new(settings.max_line),
@@ -137,11 +139,13 @@ impl SerialSource {
                 }
             };
             info!(port = %path, baud = self.settings.baud, "Serial port opened.");
+            self.stats.source_up();
             backoff.reset();
             match self.read(port, &shutdown).await {
                 Ended::Shutdown => break,
                 Ended::Disconnected(reason) => {
                     SourceStats::inc(&self.stats.serial_disconnects);
+                    self.stats.source_down();
                     warn!(port = %path, reason = %reason, "Serial port disconnected; reopening with backoff.");
                     // A partial line from before the disconnect is not an event.
                     self.framer.reset();

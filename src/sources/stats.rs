@@ -2,7 +2,7 @@
 //! Prometheus endpoint. Plain atomics: updated once per connection event or
 //! message, read when `/metrics` is scraped.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// Cumulative counters of serial ports, MQTT connections and the alert output.
 #[derive(Debug, Default)]
@@ -25,6 +25,11 @@ pub struct SourceStats {
     pub alerts_disconnects: AtomicU64,
     /// Alerts waiting for the broker now (a gauge).
     pub alerts_queued: AtomicU64,
+    /// Serial and MQTT sources not connected now (a gauge; a source counts
+    /// as down from its start until it first connects).
+    pub sources_down: AtomicU64,
+    /// Since when (µs) at least one source has been down; 0 when all are up.
+    pub down_since: AtomicI64,
 }
 
 impl SourceStats {
@@ -41,6 +46,35 @@ impl SourceStats {
     /// Reads a counter.
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
+    }
+
+    /// A source went down (or starts, not yet connected).
+    pub fn source_down(&self) {
+        if self.sources_down.fetch_add(1, Ordering::Relaxed) == 0 {
+            self.down_since
+                .store(crate::timefmt::now_micros(), Ordering::Relaxed);
+        }
+    }
+
+    /// A source connected.
+    pub fn source_up(&self) {
+        let before = self
+            .sources_down
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_sub(1))
+            })
+            .unwrap_or(0);
+        if before <= 1 {
+            self.down_since.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// µs since sources have been down (0 when all are up).
+    pub fn down_for(&self, now: crate::model::Micros) -> i64 {
+        match self.down_since.load(Ordering::Relaxed) {
+            0 => 0,
+            t => now - t,
+        }
     }
 }
 

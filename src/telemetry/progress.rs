@@ -32,6 +32,8 @@ pub struct UploadStats {
     pub commit_micros: AtomicU64,
     /// Checkpoints found unusable at start-up (set aside).
     pub checkpoint_failures: AtomicU64,
+    /// Since when (µs) writing to the spool has been failing; 0 when it works.
+    pub spool_failing_since: AtomicI64,
 }
 
 /// One `progress` row.

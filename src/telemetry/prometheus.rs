@@ -29,6 +29,36 @@ pub struct MetricsSnapshot {
     pub checkpoint_failures_total: u64,
     /// Serial, MQTT and alert-output counters (live atomics).
     pub sources: Arc<crate::sources::SourceStats>,
+    /// Since when (µs) spool writes have been failing; 0 when they work.
+    pub spool_failing_since: i64,
+    /// How long a source may be down or the spool unwritable before
+    /// `/healthz` fails, µs.
+    pub health_grace: i64,
+}
+
+/// `Ok` when healthy, else why not: a source down, or the spool
+/// unwritable, for longer than `health_grace`.
+pub fn health(s: &MetricsSnapshot, now: i64) -> Result<(), String> {
+    let mut why = Vec::new();
+    let down = s.sources.down_for(now);
+    if down > s.health_grace {
+        why.push(format!(
+            "{} source(s) down for {} s",
+            crate::sources::SourceStats::get(&s.sources.sources_down),
+            down / 1_000_000
+        ));
+    }
+    if s.spool_failing_since > 0 && now - s.spool_failing_since > s.health_grace {
+        why.push(format!(
+            "spool unwritable for {} s",
+            (now - s.spool_failing_since) / 1_000_000
+        ));
+    }
+    if why.is_empty() {
+        Ok(())
+    } else {
+        Err(why.join("; "))
+    }
 }
 
 /// Renders the snapshot as Prometheus text.
@@ -121,6 +151,12 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "pitchside_checkpoint_failures_total",
         "Checkpoints found unusable at start-up (set aside; the gateway started fresh).",
         s.checkpoint_failures_total,
+    );
+    gauge(
+        &mut o,
+        "pitchside_sources_down",
+        "Serial and MQTT sources not connected now.",
+        crate::sources::SourceStats::get(&s.sources.sources_down) as f64,
     );
     counter(
         &mut o,
@@ -290,7 +326,13 @@ pub async fn serve(
                     let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
                     ("200 OK", render(&s))
                 }
-                "/healthz" => ("200 OK", "ok\n".to_string()),
+                "/healthz" => {
+                    let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
+                    match health(&s, crate::timefmt::now_micros()) {
+                        Ok(()) => ("200 OK", "ok\n".to_string()),
+                        Err(why) => ("503 Service Unavailable", format!("unhealthy: {why}\n")),
+                    }
+                }
                 _ => ("404 Not Found", "try /metrics or /healthz\n".to_string()),
             };
             let resp = format!(

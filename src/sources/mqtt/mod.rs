@@ -79,6 +79,8 @@ impl MqttSource {
         tx: mpsc::Sender<RawInput>,
         stats: Arc<SourceStats>,
     ) -> MqttSource {
+        // Down until the broker first accepts the connection.
+        stats.source_down();
         let mut options = broker.options;
         options.set_manual_acks(true);
         let max_held = section.max_held as usize;
@@ -146,6 +148,7 @@ impl MqttSource {
                 Step::Shutdown => break,
                 Step::Silent => {
                     SourceStats::inc(&inbox.stats.mqtt_disconnects);
+                    inbox.stats.source_down();
                     warn!(broker = %inbox.addr, silent_s = (keep_alive * 2).as_secs(), "MQTT connection silent for twice the keep-alive; reconnecting.");
                     connected = false;
                     eventloop.clean();
@@ -156,6 +159,9 @@ impl MqttSource {
                         match packet {
                             Packet::Publish(p) => inbox.receive(p),
                             Packet::ConnAck(ack) => {
+                                if !connected {
+                                    inbox.stats.source_up();
+                                }
                                 connected = true;
                                 inbox
                                     .generation
@@ -177,6 +183,7 @@ impl MqttSource {
                     let (severity, message) = describe(&inbox.addr, &e);
                     if connected {
                         SourceStats::inc(&inbox.stats.mqtt_disconnects);
+                        inbox.stats.source_down();
                         warn!(broker = %inbox.addr, reason = %message, "Disconnected from MQTT broker; reconnecting with backoff.");
                         connected = false;
                     } else if last_error.as_deref() != Some(message.as_str()) {

@@ -1,0 +1,145 @@
+//! `pitchside status`: the running gateway's state for a person on the
+//! device, read from its metrics endpoint (`/metrics` and `/healthz`).
+
+use crate::timefmt::{format_rfc3339, now_micros};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::io::Read;
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// Why the gateway could not be asked.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot reach the gateway at {addr}: {source} (is pitchside running, and is metrics.listen set?)")]
+pub struct StatusError {
+    addr: String,
+    source: std::io::Error,
+}
+
+fn get(addr: &str, path: &str) -> Result<(u16, String), StatusError> {
+    let err = |source| StatusError {
+        addr: addr.to_string(),
+        source,
+    };
+    let mut s = TcpStream::connect(addr).map_err(err)?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(err)?;
+    std::io::Write::write_fmt(
+        &mut s,
+        format_args!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    )
+    .map_err(err)?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).map_err(err)?;
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((code, body))
+}
+
+/// Metric name (with labels) → value.
+pub fn parse_metrics(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (k, v) = l.rsplit_once(' ')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The status report for the gateway whose metrics listen on `addr`.
+pub fn report(addr: &str) -> Result<String, StatusError> {
+    let (_, metrics) = get(addr, "/metrics")?;
+    let (code, health) = get(addr, "/healthz")?;
+    let m = parse_metrics(&metrics);
+    let v = |k: &str| m.get(k).copied().unwrap_or(0.0);
+    let when = |secs: f64| {
+        if secs > 0.0 {
+            let t = (secs * 1e6) as i64;
+            format!(
+                "{} ({} s ago)",
+                format_rfc3339(t),
+                (now_micros() - t) / 1_000_000
+            )
+        } else {
+            "never".to_string()
+        }
+    };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "health      {}",
+        if code == 200 {
+            "ok".to_string()
+        } else {
+            health.trim().to_string()
+        }
+    );
+    let _ = writeln!(
+        o,
+        "sources     {} down; serial disconnects {}, MQTT disconnects {}",
+        v("pitchside_sources_down"),
+        v("pitchside_serial_disconnects_total"),
+        v("pitchside_mqtt_disconnects_total")
+    );
+    let _ = writeln!(
+        o,
+        "input       {:.0} events/s; {} inputs, {} rejected, {} late, {} duplicates",
+        v("pitchside_input_rows_per_second"),
+        v("pitchside_input_rows_total"),
+        m.iter()
+            .filter(|(k, _)| k.starts_with("pitchside_rejected_rows_total"))
+            .map(|(_, x)| x)
+            .sum::<f64>(),
+        v("pitchside_late_rows_total"),
+        v("pitchside_duplicate_rows_total")
+    );
+    let _ = writeln!(
+        o,
+        "detector    {} keys, {:.1} MiB, {} evictions; {} alerts, {} fatigue alerts",
+        v("pitchside_state_keys"),
+        v("pitchside_state_bytes") / 1048576.0,
+        v("pitchside_evictions_total"),
+        v("pitchside_alerts_total"),
+        v("pitchside_fatigue_alerts_total")
+    );
+    for k in ["wearable", "pitch", "crowd", "generic"] {
+        if let Some(w) = m.get(&format!("pitchside_watermark_seconds{{sensor=\"{k}\"}}")) {
+            let _ = writeln!(o, "watermark   {k:<9} {}", when(*w));
+        }
+    }
+    let _ = writeln!(
+        o,
+        "spool       {} files, {:.1} MiB waiting; {} evicted",
+        v("pitchside_spool_files"),
+        v("pitchside_spool_bytes") / 1048576.0,
+        v("pitchside_spool_evictions_total")
+    );
+    let _ = writeln!(
+        o,
+        "upload      {} files, {} failures; last {}",
+        v("pitchside_uploaded_files_total"),
+        v("pitchside_upload_failures_total"),
+        when(v("pitchside_last_upload_seconds"))
+    );
+    Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_lines_with_labels_parse() {
+        let m = parse_metrics("# HELP x y\nx_total 3\nw{sensor=\"pitch\"} 1.5e9\n");
+        assert_eq!(m["x_total"], 3.0);
+        assert_eq!(m["w{sensor=\"pitch\"}"], 1.5e9);
+    }
+}
