@@ -3,10 +3,9 @@
 //! state; shutdown flows downstream as channels close.
 
 use crate::config::Config;
-use crate::journal::Recorder;
 use crate::model::RawInput;
-use crate::pipeline::{LiveAlert, Pipeline};
-use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSender};
+use crate::pipeline_task::{pipeline_task, Batch, PipelineParts};
+use crate::sinks::alerts_mqtt::AlertPublisher;
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
@@ -16,10 +15,9 @@ use crate::sources::mqtt::MqttSource;
 use crate::sources::serial::{SerialSettings, SerialSource};
 use crate::sources::simulator::Simulator;
 use crate::sources::SourceStats;
-use crate::tables::TableBuffer;
 use crate::telemetry::systemd::{feed_watchdog, watchdog_interval, Heartbeat, Notifier};
-use crate::telemetry::{MetricsSnapshot, ProgressTracker, UploadStats};
-use crate::timefmt::{format_rfc3339, now_micros};
+use crate::telemetry::{MetricsSnapshot, UploadStats};
+use crate::timefmt::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -287,243 +285,6 @@ async fn simulator_source(
             if tx.send(input).await.is_err() {
                 return;
             }
-        }
-    }
-}
-
-/// What the pipeline task owns and talks to.
-struct PipelineParts {
-    config: Config,
-    rx: mpsc::Receiver<RawInput>,
-    tables: mpsc::Sender<Batch>,
-    stats: Arc<UploadStats>,
-    snapshot: Arc<Mutex<MetricsSnapshot>>,
-    alert_out: Option<AlertSender>,
-    checkpoint: Option<Vec<u8>>,
-    heartbeat: Heartbeat,
-}
-
-async fn pipeline_task(parts: PipelineParts) {
-    let PipelineParts {
-        config,
-        mut rx,
-        tables,
-        stats,
-        snapshot,
-        alert_out,
-        checkpoint,
-        heartbeat,
-    } = parts;
-    heartbeat.beat();
-    let mut p = Pipeline::new(&config, true);
-    let from = resume(&mut p, &config, checkpoint, &stats);
-    // Inputs since that checkpoint are in the journal: replay them with the
-    // clock they arrived at, rebuilding exactly the state the crash cut short.
-    let sync_interval = Duration::from_micros(config.sync_interval.max(1) as u64);
-    let (mut recorder, replayed) =
-        Recorder::start(&config.spool_dir, from, sync_interval, |input| {
-            p.process(&input, input.received_at);
-        });
-    if replayed > 0 {
-        let _ = p.drain_alerts();
-        info!(
-            inputs = replayed,
-            "Replayed the journal since the last checkpoint."
-        );
-    }
-    let mut sync_tick = tokio::time::interval(sync_interval);
-    let row_group = row_group_rows(&config);
-    let mut progress = ProgressTracker::new(now_micros());
-    let period = |us: i64| Duration::from_micros(us.max(1) as u64);
-    let mut flush = tokio::time::interval(period(config.flush_interval));
-    let mut report = tokio::time::interval(period(config.progress_interval));
-    flush.tick().await;
-    report.tick().await;
-    let mut batch = Vec::with_capacity(256);
-    loop {
-        tokio::select! {
-            n = rx.recv_many(&mut batch, 256) => {
-                if n == 0 {
-                    break;
-                }
-                heartbeat.beat();
-                let t0 = std::time::Instant::now();
-                let clock = now_micros();
-                for mut input in batch.drain(..) {
-                    recorder.record(&mut input);
-                    p.process(&input, clock);
-                }
-                recorder.commit(false);
-                progress.add_busy(t0.elapsed().as_micros() as u64);
-                let alerts = p.drain_alerts();
-                log_alerts(&alerts);
-                // Never waits for the broker: a full alert queue drops and counts.
-                if let Some(out) = alert_out.as_ref().filter(|_| !alerts.is_empty()) {
-                    out.offer(alerts);
-                }
-                if p.max_buffered_rows() >= row_group {
-                    send(&tables, p.take_tables(row_group), false).await;
-                }
-            }
-            _ = sync_tick.tick() => recorder.commit(false),
-            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder).await,
-            _ = report.tick() => {
-                heartbeat.beat();
-                p.expire_idle();
-                let row = progress.tick(now_micros(), &p, &stats);
-                p.push_progress(&row);
-                info!("{}", row.summary(stats.files_written.load(Ordering::Relaxed)));
-                publish(&snapshot, &p, &row, &stats);
-            }
-        }
-    }
-    let row = progress.tick(now_micros(), &p, &stats);
-    p.push_progress(&row);
-    flush_with_checkpoint(&tables, &mut p, &mut recorder).await;
-    info!(
-        inputs = p.counters().input_rows,
-        alerts = p.counters().alerts,
-        "Pipeline drained; open windows are kept in the checkpoint."
-    );
-}
-
-/// Rows the pipeline hands to the encoder at a time: one row group.
-pub fn row_group_rows(config: &Config) -> usize {
-    ROW_GROUP_ROWS.min(config.max_rows_per_file)
-}
-
-/// Rows per Parquet row group (and per buffer handed to the encoder).
-pub const ROW_GROUP_ROWS: usize = 8_192;
-
-/// Table buffers for the encoder; `flush` closes every open file after them.
-#[derive(Debug)]
-pub struct Batch {
-    /// Row groups, one buffer per table.
-    pub tables: Vec<TableBuffer>,
-    /// Finish every open file after appending.
-    pub flush: bool,
-    /// The pipeline's state as of these rows, written once the files are
-    /// durable, so that state and files always agree.
-    pub checkpoint: Option<Checkpoint>,
-}
-
-async fn send(tx: &mpsc::Sender<Batch>, tables: Vec<TableBuffer>, flush: bool) {
-    send_batch(
-        tx,
-        Batch {
-            tables,
-            flush,
-            checkpoint: None,
-        },
-    )
-    .await;
-}
-
-async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch) {
-    if (b.flush || !b.tables.is_empty()) && tx.send(b).await.is_err() {
-        error!("Encoder stopped; these rows are lost.");
-    }
-}
-
-/// A flush with a checkpoint of the state the flushed rows came from; the
-/// journal starts a new generation, and older ones go once it is durable.
-async fn flush_with_checkpoint(
-    tx: &mpsc::Sender<Batch>,
-    p: &mut Pipeline,
-    recorder: &mut Recorder,
-) {
-    let generation = recorder.rotate();
-    let checkpoint = Some(Checkpoint {
-        bytes: p.checkpoint(generation),
-        journal_dir: recorder.dir().to_path_buf(),
-        journal_generation: generation,
-    });
-    send_batch(
-        tx,
-        Batch {
-            tables: p.take_tables(1),
-            flush: true,
-            checkpoint,
-        },
-    )
-    .await;
-}
-
-/// A sealed checkpoint and the journal generations it makes unnecessary.
-#[derive(Debug)]
-pub struct Checkpoint {
-    /// Sealed state.
-    pub bytes: Vec<u8>,
-    /// The journal folder.
-    pub journal_dir: std::path::PathBuf,
-    /// Generations before this one are covered by the checkpoint.
-    pub journal_generation: u64,
-}
-
-/// Restores the checkpoint into a fresh pipeline; an unusable one is set
-/// aside (ERROR, counted) and the pipeline starts empty. Returns the journal
-/// generation to replay from.
-fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &UploadStats) -> u64 {
-    let Some(body) = body else { return 0 };
-    match p.restore(&body) {
-        Ok(generation) => {
-            info!(
-                keys = p.detector().keys(),
-                open_windows = p.windows().open_cells(),
-                "Resumed from checkpoint: baselines, open windows and watermarks restored."
-            );
-            generation
-        }
-        Err(e) => {
-            let path = crate::checkpoint::path(&config.spool_dir);
-            let err = crate::checkpoint::set_aside(&path, e.0.to_string());
-            stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
-            error!(error = %err, "Checkpoint not used; starting with empty state.");
-            *p = Pipeline::new(config, true);
-            0
-        }
-    }
-}
-
-fn publish(
-    snapshot: &Mutex<MetricsSnapshot>,
-    p: &Pipeline,
-    row: &crate::telemetry::ProgressRow,
-    s: &UploadStats,
-) {
-    if let Ok(mut g) = snapshot.lock() {
-        g.counters = p.counters().clone();
-        g.progress = row.clone();
-        g.uploaded_files_total = s.uploaded_files.load(Ordering::Relaxed);
-        g.upload_failures_total = s.upload_failures.load(Ordering::Relaxed);
-        g.files_written_total = s.files_written.load(Ordering::Relaxed);
-        g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
-        g.checkpoint_failures_total = s.checkpoint_failures.load(Ordering::Relaxed);
-        g.spool_failing_since = s.spool_failing_since.load(Ordering::Relaxed);
-    }
-}
-
-fn log_alerts(alerts: &[LiveAlert]) {
-    for a in alerts {
-        match a {
-            LiveAlert::ZScore(a) => info!(
-                sensor = %a.sensor,
-                device = %a.device_id,
-                metric = %a.metric,
-                value = a.value,
-                z = format!("{:.2}", a.z_score),
-                at = %format_rfc3339(a.event_time),
-                "ALERT anomaly"
-            ),
-            LiveAlert::Fatigue(f) => info!(
-                match_id = f.match_id,
-                player = f.player_id,
-                name = f.player_name.as_deref().unwrap_or(""),
-                heart_rate_mean = format!("{:.1}", f.heart_rate_mean),
-                baseline = format!("{:.1}", f.finding.baseline_mean),
-                window = %format_rfc3339(f.window_start),
-                "ALERT fatigue"
-            ),
         }
     }
 }

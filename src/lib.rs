@@ -4,10 +4,12 @@
 //!  sources (simulator, replay file, serial, MQTT)
 //!     │  RawInput, bounded channel (pipeline.input_queue)
 //!     ▼
-//!  pipeline ── decode ─► detect (z-score per key) ─► windows (+watermarks) ─► fatigue
-//!     │  TableBuffer batches, bounded channel (pipeline.encode_queue)
+//!  journal (append, group fsync, then MQTT ack)
 //!     ▼
-//!  encoder ─► Parquet ─► spool (tmp + fsync + rename) ─► uploader ─► object store
+//!  pipeline ── decode ─► detect (z-score per key) ─► windows (+watermarks) ─► fatigue
+//!     │  TableBuffer batches + checkpoints, bounded channel (pipeline.encode_queue)
+//!     ▼
+//!  encoder ─► Parquet ─► spool (tmp + fsync + rename) ─► checkpoint ─► uploader ─► object store
 //! ```
 //!
 //! Module map: [`config`] (TOML → typed config), [`model`] (plain data),
@@ -15,7 +17,9 @@
 //! [`window`] (event-time windows), [`fatigue`], [`tables`] (schemas and row
 //! buffers), [`sinks`] (Parquet, spool, store, uploader, MQTT alerts), [`telemetry`]
 //! (progress rows, Prometheus), [`sources`] (framing, simulator, serial, MQTT),
-//! [`pipeline`] (the data-path stage), [`app`] (wiring for `run`),
+//! [`pipeline`] (the data-path stage), [`pipeline_task`] (its task in
+//! `run`: journal, flushes, checkpoints), [`journal`], [`checkpoint`],
+//! [`app`] (wiring for `run`),
 //! [`replay`], [`bench`], [`bench_mqtt`].
 
 #![forbid(unsafe_code)]
@@ -32,6 +36,7 @@ pub mod fatigue;
 pub mod journal;
 pub mod model;
 pub mod pipeline;
+pub mod pipeline_task;
 pub mod replay;
 pub mod sinks;
 pub mod sources;

@@ -146,7 +146,7 @@ pub async fn replay(
     let stats = Arc::new(UploadStats::default());
     let pending = spool.pending()?;
     let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
-    let row_group = crate::app::row_group_rows(config);
+    let row_group = crate::pipeline_task::row_group_rows(config);
     let mut pipeline = Pipeline::new(config, false);
     pipeline.disable_live_alerts();
 
