@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Builds pitchside for a Raspberry Pi target with Debian packages only (no docker,
+# no rustup target), and checks it under qemu:
+#   boards/cross-build.sh aarch64-unknown-linux-gnu          # 64-bit Raspberry Pi OS
+#   boards/cross-build.sh armv7-unknown-linux-gnueabihf      # 32-bit Raspberry Pi OS
+# Steps: install Debian's Rust (rustc-web) and the cross linker and qemu; fetch
+# Debian's standard library for the target at exactly the host compiler's version
+# (as a single foreign package, without adding a dpkg architecture); build the
+# release binary; run it under qemu; replay a simulated file with it and compare
+# the tables with the host build's (windows byte for byte, alerts and readings
+# row for row). With --test, also runs the library's unit tests under qemu.
+# Output: target-cross/<triple>/release/pitchside. Debian 12 (bookworm), as root.
+# Exit 3: Debian's standard library for the target could not be fetched from a
+# verified package index right now (nothing was built); any other failure is 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+triple=${1:?usage: boards/cross-build.sh <aarch64-unknown-linux-gnu|armv7-unknown-linux-gnueabihf> [--test]}
+run_tests=${2:-}
+
+case "$triple" in
+  aarch64-unknown-linux-gnu) deb_arch=arm64; gnu=aarch64-linux-gnu; qemu="qemu-aarch64 -cpu cortex-a53 -L /usr/aarch64-linux-gnu" ;;
+  armv7-unknown-linux-gnueabihf) deb_arch=armhf; gnu=arm-linux-gnueabihf; qemu="qemu-arm -cpu cortex-a7 -L /usr/arm-linux-gnueabihf" ;;
+  *) echo "unsupported target $triple (ARMv6 boards — Pi 1, Zero W — are out of reach of Debian's toolchain)" >&2; exit 2 ;;
+esac
+
+say() { printf '\n== %s\n' "$*"; }
+
+pkgs=(rustc-web cargo-web libstd-rust-web-dev "gcc-$gnu" "libc6-dev-$deb_arch-cross" qemu-user)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+version=$(dpkg-query -W -f='${Version}' libstd-rust-web-dev)
+rustlib=/usr/lib/rustlib/$triple
+if [ ! -e "$rustlib/lib" ]; then
+  say "fetching libstd-rust-web-dev:$deb_arch=$version"
+  work=$(mktemp -d)
+  mkdir -p "$work/lists/partial"
+  opts=(-o "APT::Architecture=$deb_arch" -o "APT::Architectures=$deb_arch" -o "Dir::State::Lists=$work/lists")
+  # A failed index (seen here for armhf: "File has unexpected size … Mirror sync in
+  # progress?") is reported and stops the build; signature checks stay on.
+  if ! apt-get "${opts[@]}" update 2>"$work/update.err"; then
+    cat "$work/update.err" >&2
+  fi
+  if grep -q '^E:' "$work/update.err"; then
+    echo "apt could not read every $deb_arch package index (above). If it is the security suite's" >&2
+    echo "'Mirror sync in progress?', wait and run again; the standard library must come from a verified index." >&2
+  fi
+  (cd "$work" && apt-get "${opts[@]}" download "libstd-rust-web-dev:$deb_arch=$version") || {
+    echo "libstd-rust-web-dev:$deb_arch=$version is not available from a verified index: cannot build $triple now." >&2
+    exit 3   # "the toolchain cannot be had right now", distinct from a build or check failure
+  }
+  dpkg -x "$work"/libstd-rust-web-dev_*_"$deb_arch".deb "$work/x"
+  mkdir -p /opt/pitchside-rustlib
+  rm -rf "/opt/pitchside-rustlib/$triple"
+  cp -a "$work/x/usr/lib/rustlib/$triple" "/opt/pitchside-rustlib/$triple"
+  ln -sfn "/opt/pitchside-rustlib/$triple" "$rustlib"
+fi
+
+# Debian's compiler with Debian's std (a rustup compiler rejects it: E0514), and a
+# target dir of its own.
+upper=$(echo "$triple" | tr 'a-z-' 'A-Z_')
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR=target-cross
+export "CC_${triple//-/_}=$gnu-gcc" "AR_${triple//-/_}=$gnu-ar"
+export "CARGO_TARGET_${upper}_LINKER=$gnu-gcc" "CARGO_TARGET_${upper}_RUNNER=$qemu"
+
+say "building $triple"
+/usr/bin/cargo build --release --target "$triple"
+bin=target-cross/$triple/release/pitchside
+ls -l "$bin"
+$qemu "$bin" --version
+
+say "replaying under qemu and comparing with the host build"
+cargo build --release >/dev/null 2>&1 || cargo build --release
+work=$(mktemp -d)
+./target/release/pitchside simulate --count 20000 --start 2026-11-29T18:00:00Z --anomaly-rate 0.01 --output "$work/in.jsonl"
+printf '[venue]\nid = "v"\ngateway_id = "g"\n[output]\nstore = "file://%s/store"\nspool_dir = "%s/spool"\n[metrics]\nlisten = ""\n' "$work" "$work" > "$work/c.toml"
+./target/release/pitchside replay --config "$work/c.toml" --input "$work/in.jsonl" --output "$work/host" >/dev/null
+$qemu "$bin" replay --config "$work/c.toml" --input "$work/in.jsonl" --output "$work/target" >/dev/null
+for t in windows_wearable windows_pitch windows_crowd windows_generic fatigue_alerts; do
+  a=$(cd "$work/host" && find "$t" -name '*.parquet' | sort | xargs cat | sha256sum)
+  b=$(cd "$work/target" && find "$t" -name '*.parquet' | sort | xargs cat | sha256sum)
+  [ "$a" = "$b" ] || { echo "$t differs between host and $triple" >&2; exit 1; }
+  echo "$t: byte-identical"
+done
+python3 - "$work" <<'PY'
+import glob, sys
+import pyarrow.parquet as pq
+work = sys.argv[1]
+for t in ["alerts", "raw", "late", "rejects"]:
+    def load(d):
+        rows = []
+        for f in sorted(glob.glob(f"{work}/{d}/{t}/**/*.parquet", recursive=True)):
+            tb = pq.read_table(f)
+            cols = [c for c in tb.column_names if c not in ("detected_at", "received_at")]
+            rows += [tuple(r[c] for c in cols) for r in tb.select(cols).to_pylist()]
+        return rows
+    a, b = load("host"), load("target")
+    assert a == b, f"{t} differs between host and target"
+    print(f"{t}: {len(a)} rows identical")
+PY
+
+if [ "$run_tests" = "--test" ]; then
+  say "unit tests under qemu"
+  /usr/bin/cargo test --target "$triple" --lib
+fi
