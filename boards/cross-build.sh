@@ -75,7 +75,8 @@ ls -l "$bin"
 $qemu "$bin" --version
 
 say "replaying under qemu and comparing with the host build"
-cargo build --release >/dev/null 2>&1 || cargo build --release
+# The host build: the usual toolchain and target dir, not the cross settings above.
+env -u RUSTC -u RUSTDOC CARGO_TARGET_DIR=target cargo build --release
 work=$(mktemp -d)
 ./target/release/pitchside simulate --count 20000 --start 2026-11-29T18:00:00Z --anomaly-rate 0.01 --output "$work/in.jsonl"
 printf '[venue]\nid = "v"\ngateway_id = "g"\n[output]\nstore = "file://%s/store"\nspool_dir = "%s/spool"\n[metrics]\nlisten = ""\n' "$work" "$work" > "$work/c.toml"
