@@ -10,8 +10,11 @@
 # the tables with the host build's (windows byte for byte, alerts and readings
 # row for row). With --test, also runs the library's unit tests under qemu.
 # Output: target-cross/<triple>/release/pitchside. Debian 12 (bookworm), as root.
-# Exit 3: Debian's standard library for the target could not be fetched from a
-# verified package index right now (nothing was built); any other failure is 1.
+# When Debian's prebuilt std for the target is not in a verified index (the armhf
+# security index failed here every time), the std is built from Debian's rust-web-src
+# of the same version with cargo -Z build-std instead.
+# Exit 3: neither could be fetched from a verified package index right now (nothing
+# was built); any other failure is 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 triple=${1:?usage: boards/cross-build.sh <aarch64-unknown-linux-gnu|armv7-unknown-linux-gnueabihf> [--test]}
@@ -36,29 +39,50 @@ fi
 
 version=$(dpkg-query -W -f='${Version}' libstd-rust-web-dev)
 rustlib=/usr/lib/rustlib/$triple
-if [ ! -e "$rustlib/lib" ]; then
-  say "fetching libstd-rust-web-dev:$deb_arch=$version"
+build_std=()        # empty: Debian's prebuilt std for the target; else cargo -Z build-std flags
+test_build_std=()
+
+# Debian's prebuilt standard library for the target, as a single foreign package.
+fetch_prebuilt_std() {
+  local work opts
   work=$(mktemp -d)
   mkdir -p "$work/lists/partial"
   opts=(-o "APT::Architecture=$deb_arch" -o "APT::Architectures=$deb_arch" -o "Dir::State::Lists=$work/lists")
-  # A failed index (seen here for armhf: "File has unexpected size … Mirror sync in
-  # progress?") is reported and stops the build; signature checks stay on.
+  # A failed index (seen here for armhf, every time: "File has unexpected size … Mirror
+  # sync in progress?") is reported; signature checks stay on.
   if ! apt-get "${opts[@]}" update 2>"$work/update.err"; then
     cat "$work/update.err" >&2
   fi
   if grep -q '^E:' "$work/update.err"; then
-    echo "apt could not read every $deb_arch package index (above). If it is the security suite's" >&2
-    echo "'Mirror sync in progress?', wait and run again; the standard library must come from a verified index." >&2
+    grep '^E:' "$work/update.err" >&2
+    echo "apt could not read every $deb_arch package index (above)." >&2
   fi
-  (cd "$work" && apt-get "${opts[@]}" download "libstd-rust-web-dev:$deb_arch=$version") || {
-    echo "libstd-rust-web-dev:$deb_arch=$version is not available from a verified index: cannot build $triple now." >&2
-    exit 3   # "the toolchain cannot be had right now", distinct from a build or check failure
-  }
+  (cd "$work" && apt-get "${opts[@]}" download "libstd-rust-web-dev:$deb_arch=$version") || return 1
   dpkg -x "$work"/libstd-rust-web-dev_*_"$deb_arch".deb "$work/x"
   mkdir -p /opt/pitchside-rustlib
   rm -rf "/opt/pitchside-rustlib/$triple"
   cp -a "$work/x/usr/lib/rustlib/$triple" "/opt/pitchside-rustlib/$triple"
   ln -sfn "/opt/pitchside-rustlib/$triple" "$rustlib"
+}
+
+if [ ! -e "$rustlib/lib" ]; then
+  say "fetching libstd-rust-web-dev:$deb_arch=$version"
+  if ! fetch_prebuilt_std; then
+    # The fallback: build the standard library from Debian's own source package of the
+    # same version (rust-web-src, architecture all, from the verified host index) with
+    # cargo's -Z build-std. Slower (about 1 min more), same compiler, same sources.
+    say "libstd-rust-web-dev:$deb_arch=$version is not available from a verified index;" \
+      "building the standard library from Debian's rust-web-src=$version instead (cargo -Z build-std)"
+    if ! dpkg -s rust-web-src >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' rust-web-src)" != "$version" ]; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "rust-web-src=$version" || {
+        echo "rust-web-src=$version is not available either: cannot build $triple now." >&2
+        exit 3   # "the toolchain cannot be had right now", distinct from a build or check failure
+      }
+    fi
+    build_std=(-Z build-std=std,panic_abort)   # the release profile aborts on panic
+    test_build_std=(-Z build-std)              # profile qemu-test unwinds
+    export RUSTC_BOOTSTRAP=1   # -Z build-std is unstable; Debian's compiler is the same 1.x release
+  fi
 fi
 
 # Debian's compiler with Debian's std (a rustup compiler rejects it: E0514), and a
@@ -69,12 +93,13 @@ export "CC_${triple//-/_}=$gnu-gcc" "AR_${triple//-/_}=$gnu-ar"
 export "CARGO_TARGET_${upper}_LINKER=$gnu-gcc" "CARGO_TARGET_${upper}_RUNNER=$qemu"
 
 say "building $triple"
-/usr/bin/cargo build --release --target "$triple"
+/usr/bin/cargo build --release --target "$triple" "${build_std[@]}"
 bin=target-cross/$triple/release/pitchside
 ls -l "$bin"
 $qemu "$bin" --version
 
 say "replaying under qemu and comparing with the host build"
+python3 -c 'import pyarrow' 2>/dev/null || python3 -m pip install -q "$(grep '^pyarrow==' ingest/requirements.txt)"
 # The host build: the usual toolchain and target dir, not the cross settings above.
 env -u RUSTC -u RUSTDOC CARGO_TARGET_DIR=target cargo build --release
 work=$(mktemp -d)
@@ -107,5 +132,7 @@ PY
 
 if [ "$run_tests" = "--test" ]; then
   say "unit tests under qemu"
-  /usr/bin/cargo test --target "$triple" --lib
+  # Optimised (profile qemu-test in Cargo.toml): in a debug build the checkpoint
+  # round-trip test alone runs for over 10 min under qemu-arm.
+  /usr/bin/cargo test --profile qemu-test --target "$triple" --lib "${test_build_std[@]}"
 fi

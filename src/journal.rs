@@ -339,7 +339,7 @@ mod tests {
     fn input(i: u32) -> RawInput {
         RawInput {
             source: "serial:/dev/x".into(),
-            sensor_hint: if i % 2 == 0 {
+            sensor_hint: if i.is_multiple_of(2) {
                 Some(SensorKind::Crowd)
             } else {
                 None

@@ -259,7 +259,7 @@ impl Uploader {
                         let d = self.delay_after(&e);
                         if e.is_permanent()
                             || self.failures_in_row == 1
-                            || self.failures_in_row % 10 == 0
+                            || self.failures_in_row.is_multiple_of(10)
                         {
                             tracing::error!(error = %e, permanent = e.is_permanent(), failures = self.failures_in_row, waiting = self.queue.len(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
                         }
