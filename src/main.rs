@@ -57,6 +57,19 @@ enum Command {
         #[arg(long)]
         board: Option<PathBuf>,
     },
+    /// Print a systemd drop-in for pitchside.service sized to a board (MemoryMax,
+    /// and `run --board`). The .deb's postinst writes it for the detected board.
+    ServiceDropin {
+        /// Board file, or "auto": the board in --boards-dir whose models match --model-file.
+        #[arg(long, default_value = "auto")]
+        board: String,
+        /// Where the board files are (for --board auto).
+        #[arg(long, default_value = "/usr/share/pitchside/boards")]
+        boards_dir: PathBuf,
+        /// The device's model string (for --board auto).
+        #[arg(long, default_value = "/proc/device-tree/model")]
+        model_file: PathBuf,
+    },
     /// Show the running gateway's state (sources, rates, keys, watermarks, spool, uploads).
     Status {
         /// Read metrics.listen from this config (default: the address below).
@@ -265,6 +278,26 @@ fn real_main() -> Result<()> {
                     println!("# {}: valid\n{}", config.display(), cfg.to_toml());
                 }
             },
+            Command::ServiceDropin {
+                board,
+                boards_dir,
+                model_file,
+            } => {
+                let (path, board) = if board == "auto" {
+                    let model = std::fs::read_to_string(&model_file).with_context(|| {
+                        format!(
+                            "cannot read the device model from {}: not a Raspberry Pi? pass --board <file>",
+                            model_file.display()
+                        )
+                    })?;
+                    config::detect_board(&boards_dir, &model)?
+                } else {
+                    let p = PathBuf::from(board);
+                    let b = config::Board::load(&p)?;
+                    (std::fs::canonicalize(&p).unwrap_or(p), b)
+                };
+                print!("{}", board.systemd_dropin(&path));
+            }
             Command::Status { config, addr } => {
                 let addr = match &config {
                     Some(p) => load(p)?.metrics_listen.context(

@@ -24,6 +24,9 @@ pub struct BoardInfo {
     pub ram: String,
     /// systemd `MemoryMax` for the service on this board.
     pub memory_max: String,
+    /// Device-tree model prefixes (`/proc/device-tree/model`) that identify the
+    /// board, e.g. "Raspberry Pi 4 Model B" for "Raspberry Pi 4 Model B Rev 1.4".
+    pub models: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +90,10 @@ impl Board {
                 ));
             }
         }
+        if f.board.models.iter().all(|m| m.trim().is_empty()) {
+            problems
+                .push("board.models: name at least one /proc/device-tree/model prefix".to_string());
+        }
         if !problems.is_empty() {
             return Err(ConfigError::Invalid { problems });
         }
@@ -125,6 +132,65 @@ impl Board {
         }
         Ok(())
     }
+}
+
+impl Board {
+    /// Whether a device-tree model string (`/proc/device-tree/model`, which
+    /// ends in a NUL) names this board.
+    pub fn matches_model(&self, model: &str) -> bool {
+        let model = model.trim_end_matches('\0').trim();
+        self.info
+            .models
+            .iter()
+            .any(|m| !m.trim().is_empty() && model.starts_with(m.trim()))
+    }
+
+    /// A systemd drop-in for `pitchside.service` on this board: the board's
+    /// `memory_max` as `MemoryMax=`, and `run --board` so that its defaults lie
+    /// under the venue config. `board_path` is where the board file is installed.
+    pub fn systemd_dropin(&self, board_path: &Path) -> String {
+        let max = parse_size(&self.info.memory_max).unwrap_or(u64::MAX);
+        format!(
+            "# {name}: written by `pitchside service-dropin`; edit or delete freely.\n\
+             [Service]\n\
+             MemoryMax={max}\n\
+             ExecStart=\n\
+             ExecStart=/usr/bin/pitchside run --config /etc/pitchside/pitchside.toml --board {board}\n",
+            name = self.info.name,
+            board = board_path.display(),
+        )
+    }
+}
+
+/// Finds the board file in `dir` whose `models` match a device-tree model
+/// string. Errors name the model and the boards tried.
+pub fn detect(dir: &Path, model: &str) -> Result<(std::path::PathBuf, Board), ConfigError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ConfigError::Read {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut paths: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let mut tried = Vec::new();
+    for p in paths {
+        let b = Board::load(&p)?;
+        if b.matches_model(model) {
+            return Ok((p, b));
+        }
+        tried.push(b.info.name);
+    }
+    Err(ConfigError::Invalid {
+        problems: vec![format!(
+            "no board file in {} matches the model {:?} (boards: {}); pass --board <file>",
+            dir.display(),
+            model.trim_end_matches('\0').trim(),
+            tried.join(", ")
+        )],
+    })
 }
 
 /// Deep merge: tables merge key by key, anything else in `over` replaces.
@@ -185,7 +251,7 @@ mod tests {
     #[test]
     fn venue_keys_win_over_board_defaults() {
         let b = Board::parse(
-            "[board]\nname = \"t\"\ntarget = \"aarch64-unknown-linux-gnu\"\nserial_device = \"/dev/serial0\"\nram = \"1GiB\"\nmemory_max = \"256MiB\"\n[defaults.detector]\nmax_keys = 123\nwindow = 50\n",
+            "[board]\nname = \"t\"\ntarget = \"aarch64-unknown-linux-gnu\"\nserial_device = \"/dev/serial0\"\nram = \"1GiB\"\nmemory_max = \"256MiB\"\nmodels = [\"T\"]\n[defaults.detector]\nmax_keys = 123\nwindow = 50\n",
             "t",
         )
         .unwrap();
@@ -198,7 +264,7 @@ mod tests {
     #[test]
     fn a_board_whose_defaults_do_not_fit_its_memory_is_refused() {
         let b = Board::parse(
-            "[board]\nname = \"tiny\"\ntarget = \"armv7-unknown-linux-gnueabihf\"\nserial_device = \"/dev/serial0\"\nram = \"512MiB\"\nmemory_max = \"64MiB\"\n[defaults.detector]\nmax_keys = 100000\n",
+            "[board]\nname = \"tiny\"\ntarget = \"armv7-unknown-linux-gnueabihf\"\nserial_device = \"/dev/serial0\"\nram = \"512MiB\"\nmemory_max = \"64MiB\"\nmodels = [\"T\"]\n[defaults.detector]\nmax_keys = 100000\n",
             "t",
         )
         .unwrap();
@@ -206,6 +272,61 @@ mod tests {
         let c = b.apply(venue, "v").unwrap().validate().unwrap();
         let err = b.check_fits(&c).unwrap_err().to_string();
         assert!(err.contains("memory_max"), "{err}");
-        assert!(Board::parse("[board]\nname = \"x\"\ntarget = \"x86_64\"\nserial_device = \"/dev/ttyS0\"\nram = \"1GiB\"\nmemory_max = \"1GiB\"\n", "t").is_err());
+        assert!(Board::parse("[board]\nname = \"x\"\ntarget = \"x86_64\"\nserial_device = \"/dev/ttyS0\"\nram = \"1GiB\"\nmemory_max = \"1GiB\"\nmodels = [\"T\"]\n", "t").is_err());
+    }
+
+    #[test]
+    fn every_board_is_found_by_its_device_tree_model_and_gets_a_dropin() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
+        for (model, file, max) in [
+            ("Raspberry Pi 4 Model B Rev 1.4\0", "pi4.toml", 512u64 << 20),
+            (
+                "Raspberry Pi Zero 2 W Rev 1.0\0",
+                "pi-zero-2w.toml",
+                192 << 20,
+            ),
+            (
+                "Raspberry Pi 3 Model B Plus Rev 1.3\0",
+                "pi3.toml",
+                384 << 20,
+            ),
+            ("Raspberry Pi 5 Model B Rev 1.0\0", "pi5.toml", 1 << 30),
+            (
+                "Raspberry Pi Compute Module 4 Rev 1.0\0",
+                "cm4.toml",
+                512 << 20,
+            ),
+        ] {
+            let (path, board) = detect(&dir, model).unwrap_or_else(|e| panic!("{model}: {e}"));
+            assert_eq!(path.file_name().unwrap(), file, "{model}");
+            let d = board.systemd_dropin(
+                Path::new("/usr/share/pitchside/boards")
+                    .join(file)
+                    .as_path(),
+            );
+            assert!(d.contains(&format!("\nMemoryMax={max}\n")), "{d}");
+            assert!(
+                d.contains(&format!("\nExecStart=\nExecStart=/usr/bin/pitchside run --config /etc/pitchside/pitchside.toml --board /usr/share/pitchside/boards/{file}\n")),
+                "{d}"
+            );
+        }
+        let e = detect(&dir, "Raspberry Pi Model B Rev 2\0")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("Raspberry Pi Model B Rev 2") && e.contains("--board"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_board_without_models_is_refused() {
+        let e = Board::parse(
+            "[board]\nname = \"t\"\ntarget = \"aarch64-unknown-linux-gnu\"\nserial_device = \"/dev/serial0\"\nram = \"1GiB\"\nmemory_max = \"256MiB\"\nmodels = []\n",
+            "t",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("board.models"), "{e}");
     }
 }

@@ -10,7 +10,7 @@ mod file;
 mod sources;
 mod validate;
 
-pub use board::{load_with_board, Board, BoardInfo};
+pub use board::{detect as detect_board, load_with_board, Board, BoardInfo};
 pub use file::*;
 pub use validate::{Config, ConfigError, MetricRange};
 
