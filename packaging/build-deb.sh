@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the Debian package with cargo-deb and checks it (packaging/check-deb.sh):
+#   packaging/build-deb.sh                                  # this machine's architecture
+#   packaging/build-deb.sh aarch64-unknown-linux-gnu        # after boards/cross-build.sh
+#   packaging/build-deb.sh armv7-unknown-linux-gnueabihf    # after boards/cross-build.sh
+# For a Raspberry Pi target it packages the binary boards/cross-build.sh left in
+# target-cross/ and checks it under qemu. Prints the .deb's path last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+triple=${1:-}
+cargo_deb_version=3.8.0
+
+if ! cargo deb --version 2>/dev/null | grep -q "$cargo_deb_version"; then
+  echo "== installing cargo-deb $cargo_deb_version" >&2
+  cargo install cargo-deb --version "$cargo_deb_version" --locked >&2
+fi
+
+if [ -z "$triple" ]; then
+  cargo build --release >&2
+  out=$(cargo deb --no-build --no-strip 2>&2 | tail -1)
+  packaging/check-deb.sh "$out" >&2
+else
+  case "$triple" in
+    aarch64-unknown-linux-gnu) runner="qemu-aarch64 -cpu cortex-a53 -L /usr/aarch64-linux-gnu" ;;
+    armv7-unknown-linux-gnueabihf) runner="qemu-arm -cpu cortex-a7 -L /usr/arm-linux-gnueabihf" ;;
+    *) echo "unsupported target $triple" >&2; exit 2 ;;
+  esac
+  bin=target-cross/$triple/release/pitchside
+  [ -x "$bin" ] || { echo "$bin is missing: run boards/cross-build.sh $triple first" >&2; exit 1; }
+  out=$(CARGO_TARGET_DIR=target-cross cargo deb --target "$triple" --no-build --no-strip 2>&2 | tail -1)
+  packaging/check-deb.sh "$out" "$runner" >&2
+fi
+echo "$out"
