@@ -101,7 +101,7 @@ $qemu "$bin" --version
 say "replaying under qemu and comparing with the host build"
 python3 -c 'import pyarrow' 2>/dev/null || python3 -m pip install -q "$(grep '^pyarrow==' ingest/requirements.txt)"
 # The host build: the usual toolchain and target dir, not the cross settings above.
-env -u RUSTC -u RUSTDOC CARGO_TARGET_DIR=target cargo build --release
+env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR=target cargo build --release
 work=$(mktemp -d)
 ./target/release/pitchside simulate --count 20000 --start 2026-11-29T18:00:00Z --anomaly-rate 0.01 --output "$work/in.jsonl"
 printf '[venue]\nid = "v"\ngateway_id = "g"\n[output]\nstore = "file://%s/store"\nspool_dir = "%s/spool"\n[metrics]\nlisten = ""\n' "$work" "$work" > "$work/c.toml"
