@@ -58,11 +58,13 @@ fetch_prebuilt_std() {
     echo "apt could not read every $deb_arch package index (above)." >&2
   fi
   (cd "$work" && apt-get "${opts[@]}" download "libstd-rust-web-dev:$deb_arch=$version") || return 1
-  dpkg -x "$work"/libstd-rust-web-dev_*_"$deb_arch".deb "$work/x"
-  mkdir -p /opt/pitchside-rustlib
-  rm -rf "/opt/pitchside-rustlib/$triple"
-  cp -a "$work/x/usr/lib/rustlib/$triple" "/opt/pitchside-rustlib/$triple"
-  ln -sfn "/opt/pitchside-rustlib/$triple" "$rustlib"
+  # Called in an `if`, where set -e is off: every step checks itself.
+  dpkg -x "$work"/libstd-rust-web-dev_*_"$deb_arch".deb "$work/x" || return 1
+  mkdir -p /opt/pitchside-rustlib || return 1
+  rm -rf "/opt/pitchside-rustlib/$triple" || return 1
+  cp -a "$work/x/usr/lib/rustlib/$triple" "/opt/pitchside-rustlib/$triple" || return 1
+  ln -sfn "/opt/pitchside-rustlib/$triple" "$rustlib" || return 1
+  rm -rf "$work"
 }
 
 if [ ! -e "$rustlib/lib" ]; then
@@ -92,6 +94,13 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR=target-cro
 export "CC_${triple//-/_}=$gnu-gcc" "AR_${triple//-/_}=$gnu-ar"
 export "CARGO_TARGET_${upper}_LINKER=$gnu-gcc" "CARGO_TARGET_${upper}_RUNNER=$qemu"
 
+# The comparison reads Parquet with pyarrow, an independent reader (scripts/test.sh
+# installs it; on a stock Debian use a venv with ingest/requirements.txt).
+python3 -c 'import pyarrow' 2>/dev/null || python3 -m pip install -q "$(grep '^pyarrow==' ingest/requirements.txt)" || {
+  echo "python3 needs pyarrow for the comparison: python3 -m venv .venv && .venv/bin/pip install -r ingest/requirements.txt, then run again with .venv/bin on PATH" >&2
+  exit 1
+}
+
 say "building $triple"
 /usr/bin/cargo build --release --target "$triple" "${build_std[@]}"
 bin=target-cross/$triple/release/pitchside
@@ -99,7 +108,6 @@ ls -l "$bin"
 $qemu "$bin" --version
 
 say "replaying under qemu and comparing with the host build"
-python3 -c 'import pyarrow' 2>/dev/null || python3 -m pip install -q "$(grep '^pyarrow==' ingest/requirements.txt)"
 # The host build: the usual toolchain and target dir, not the cross settings above.
 env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR=target cargo build --release
 work=$(mktemp -d)

@@ -47,7 +47,7 @@ ok "files: ${#want[@]} expected paths with their modes"
 # Maintainer scripts and conffiles.
 dpkg-deb --control "$deb" "$work/DEBIAN"
 grep -qx /etc/pitchside/pitchside.toml "$work/DEBIAN/conffiles" || fail "conffiles: $(cat "$work/DEBIAN/conffiles")"
-for s in postinst postrm; do
+for s in preinst postinst postrm; do
   [ -x "$work/DEBIAN/$s" ] || fail "no executable $s"
   sh -n "$work/DEBIAN/$s" || fail "$s: syntax error"
   ! grep -q '#DEBHELPER#' "$work/DEBIAN/$s" || fail "$s: #DEBHELPER# was not replaced"
@@ -55,7 +55,8 @@ done
 grep -q 'systemd-sysusers .*pitchside.conf' "$work/DEBIAN/postinst" || fail "postinst does not create the user"
 grep -q 'pitchside service-dropin --board auto' "$work/DEBIAN/postinst" || fail "postinst does not size the service"
 grep -q 'daemon-reload' "$work/DEBIAN/postinst" || fail "postinst does not reload systemd"
-ok "conffiles: /etc/pitchside/pitchside.toml; postinst/postrm parse, user and drop-in steps present"
+grep -q 'armv6l' "$work/DEBIAN/preinst" || fail "preinst does not refuse ARMv6"
+ok "conffiles: /etc/pitchside/pitchside.toml; preinst/postinst/postrm parse, ARMv6 refusal, user and drop-in steps present"
 
 # Unpacked.
 root=$work/root
@@ -80,12 +81,12 @@ units=$work/units
 mkdir -p "$units/pitchside.service.d"
 run service-dropin --board auto --boards-dir "$root/usr/share/pitchside/boards" --model-file "$work/model" \
   > "$units/pitchside.service.d/board.conf" || fail "service-dropin --board auto"
-grep -qx 'MemoryMax=536870912' "$units/pitchside.service.d/board.conf" || fail "drop-in: $(cat "$units/pitchside.service.d/board.conf")"
+grep -qx 'MemoryMax=536870912' "$units/pitchside.service.d/board.conf" \
+  && grep -qx "Environment=\"PITCHSIDE_BOARD=$root/usr/share/pitchside/boards/pi4.toml\"" "$units/pitchside.service.d/board.conf" || fail "drop-in: $(cat "$units/pitchside.service.d/board.conf")"
 cp "$root/usr/lib/systemd/system/pitchside.service" "$units/"
 if command -v systemd-analyze > /dev/null; then
-  # verify checks that ExecStart exists: point both files at the unpacked binary.
-  sed -i "s|/usr/bin/pitchside|$bin|; s|/etc/pitchside/|$root/etc/pitchside/|; s|/usr/share/pitchside/|$root/usr/share/pitchside/|" \
-    "$units/pitchside.service" "$units/pitchside.service.d/board.conf"
+  # verify checks that ExecStart exists: point the unit at the unpacked binary.
+  sed -i "s|/usr/bin/pitchside|$bin|" "$units/pitchside.service"
   msg=$(SYSTEMD_UNIT_PATH="$units:" systemd-analyze verify --man=no "$units/pitchside.service" 2>&1) \
     || fail "systemd-analyze verify: $msg"
   [ -z "$msg" ] || fail "systemd-analyze verify warns: $msg"

@@ -39,9 +39,9 @@ in_root id -nG pitchside | tr ' ' '\n' | grep -qx dialout || fail "user pitchsid
   || fail "user pitchside: $(in_root getent passwd pitchside)"
 ok "system user: $(in_root id pitchside)"
 dropin=$root/etc/systemd/system/pitchside.service.d/board.conf
-grep -qx 'MemoryMax=536870912' "$dropin" && grep -q -- '--board /usr/share/pitchside/boards/pi4.toml' "$dropin" \
+grep -qx 'MemoryMax=536870912' "$dropin" && grep -qx 'Environment="PITCHSIDE_BOARD=/usr/share/pitchside/boards/pi4.toml"' "$dropin" \
   || fail "board drop-in: $(cat "$dropin" 2>&1)"
-ok "postinst detected the Pi 4 and wrote $dropin (MemoryMax=512M, run --board pi4.toml)"
+ok "postinst detected the Pi 4 and wrote $dropin (MemoryMax=512M, PITCHSIDE_BOARD=pi4.toml)"
 in_root dpkg-query -W -f='${Conffiles}\n' pitchside | grep -q '/etc/pitchside/pitchside.toml' \
   || fail "/etc/pitchside/pitchside.toml is not a conffile"
 in_root pitchside check-config --config /etc/pitchside/pitchside.toml --board /usr/share/pitchside/boards/pi4.toml > /dev/null \

@@ -26,7 +26,8 @@ enum Command {
         /// Venue config file.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Board file (boards/*.toml) whose defaults lie under the config.
+        /// Board file (boards/*.toml) whose defaults lie under the config
+        /// (default: $PITCHSIDE_BOARD, which the board's systemd drop-in sets).
         #[arg(long, requires = "config")]
         board: Option<PathBuf>,
     },
@@ -225,6 +226,11 @@ fn real_main() -> Result<()> {
     rt.block_on(async move {
         match cli.command {
             Command::Run { config, board } => {
+                let board = board.or_else(|| {
+                    std::env::var_os("PITCHSIDE_BOARD")
+                        .filter(|v| !v.is_empty())
+                        .map(PathBuf::from)
+                });
                 let cfg = match (&config, &board) {
                     (Some(p), Some(b)) => config::load_with_board(p, b)?.0,
                     (Some(p), None) => load(p)?,

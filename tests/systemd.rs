@@ -92,3 +92,55 @@ fn the_daemon_reports_ready_and_feeds_the_watchdog() {
     }
     assert!(stopping, "STOPPING=1 at shutdown");
 }
+
+#[test]
+fn run_takes_its_board_from_the_environment_the_dropin_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = fast_config(dir.path(), port, "[sources.simulator]\nrate = 50\n");
+    // A board whose defaults cannot fit its memory: `run` must refuse to start,
+    // which shows that it read the board named by PITCHSIDE_BOARD.
+    let board = dir.path().join("tiny.toml");
+    std::fs::write(
+        &board,
+        "[board]\nname = \"Tiny\"\ntarget = \"aarch64-unknown-linux-gnu\"\nserial_device = \"/dev/serial0\"\nram = \"512MiB\"\nmemory_max = \"64MiB\"\nmodels = [\"Tiny\"]\n[defaults.detector]\nmax_keys = 100000\n",
+    )
+    .unwrap();
+    let mut child = common::bin()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .env("PITCHSIDE_BOARD", &board)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > end {
+            child.kill().unwrap();
+            panic!("pitchside run ignored PITCHSIDE_BOARD and kept running");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "started despite the board: {err}");
+    assert!(err.contains("Tiny") && err.contains("memory_max"), "{err}");
+
+    // The drop-in for a detected board sets exactly that variable.
+    let model = dir.path().join("model");
+    std::fs::write(&model, b"Raspberry Pi Zero 2 W Rev 1.0\0").unwrap();
+    let o = common::bin()
+        .args(["service-dropin", "--boards-dir"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/boards"))
+        .arg("--model-file")
+        .arg(&model)
+        .output()
+        .unwrap();
+    let dropin = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dropin.contains("\nMemoryMax=201326592\n"), "{dropin}");
+    assert!(
+        dropin.contains("PITCHSIDE_BOARD=") && dropin.contains("/boards/pi-zero-2w.toml\"\n"),
+        "{dropin}"
+    );
+}

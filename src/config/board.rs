@@ -146,16 +146,17 @@ impl Board {
     }
 
     /// A systemd drop-in for `pitchside.service` on this board: the board's
-    /// `memory_max` as `MemoryMax=`, and `run --board` so that its defaults lie
-    /// under the venue config. `board_path` is where the board file is installed.
+    /// `memory_max` as `MemoryMax=`, and `PITCHSIDE_BOARD` (read by `run` when
+    /// `--board` is not given) so that its defaults lie under the venue config.
+    /// `board_path` is where the board file is installed. The unit's own
+    /// `ExecStart` stays in force, so package upgrades may change it.
     pub fn systemd_dropin(&self, board_path: &Path) -> String {
         let max = parse_size(&self.info.memory_max).unwrap_or(u64::MAX);
         format!(
             "# {name}: written by `pitchside service-dropin`; edit or delete freely.\n\
              [Service]\n\
              MemoryMax={max}\n\
-             ExecStart=\n\
-             ExecStart=/usr/bin/pitchside run --config /etc/pitchside/pitchside.toml --board {board}\n",
+             Environment=\"PITCHSIDE_BOARD={board}\"\n",
             name = self.info.name,
             board = board_path.display(),
         )
@@ -280,6 +281,12 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
         for (model, file, max) in [
             ("Raspberry Pi 4 Model B Rev 1.4\0", "pi4.toml", 512u64 << 20),
+            ("Raspberry Pi 400 Rev 1.0\0", "pi4.toml", 512 << 20),
+            (
+                "Raspberry Pi Compute Module 5 Rev 1.0\0",
+                "pi5.toml",
+                1 << 30,
+            ),
             (
                 "Raspberry Pi Zero 2 W Rev 1.0\0",
                 "pi-zero-2w.toml",
@@ -306,8 +313,14 @@ mod tests {
             );
             assert!(d.contains(&format!("\nMemoryMax={max}\n")), "{d}");
             assert!(
-                d.contains(&format!("\nExecStart=\nExecStart=/usr/bin/pitchside run --config /etc/pitchside/pitchside.toml --board /usr/share/pitchside/boards/{file}\n")),
+                d.contains(&format!(
+                    "\nEnvironment=\"PITCHSIDE_BOARD=/usr/share/pitchside/boards/{file}\"\n"
+                )),
                 "{d}"
+            );
+            assert!(
+                !d.contains("ExecStart"),
+                "the unit's ExecStart stays in force: {d}"
             );
         }
         let e = detect(&dir, "Raspberry Pi Model B Rev 2\0")
