@@ -132,9 +132,7 @@ impl Board {
         }
         Ok(())
     }
-}
 
-impl Board {
     /// Whether a device-tree model string (`/proc/device-tree/model`, which
     /// ends in a NUL) names this board.
     pub fn matches_model(&self, model: &str) -> bool {
