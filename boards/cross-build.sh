@@ -20,11 +20,7 @@ cd "$(dirname "$0")/.."
 triple=${1:?usage: boards/cross-build.sh <aarch64-unknown-linux-gnu|armv7-unknown-linux-gnueabihf> [--test]}
 run_tests=${2:-}
 
-case "$triple" in
-  aarch64-unknown-linux-gnu) deb_arch=arm64; gnu=aarch64-linux-gnu; qemu="qemu-aarch64 -cpu cortex-a53 -L /usr/aarch64-linux-gnu" ;;
-  armv7-unknown-linux-gnueabihf) deb_arch=armhf; gnu=arm-linux-gnueabihf; qemu="qemu-arm -cpu cortex-a7 -L /usr/arm-linux-gnueabihf" ;;
-  *) echo "unsupported target $triple (ARMv6 boards — Pi 1, Zero W — are out of reach of Debian's toolchain)" >&2; exit 2 ;;
-esac
+. boards/targets.sh   # deb_arch, gnu, qemu
 
 say() { printf '\n== %s\n' "$*"; }
 

@@ -20,14 +20,10 @@ if [ -z "$triple" ]; then
   out=$(cargo deb --no-build --no-strip 2>&2 | tail -1)
   packaging/check-deb.sh "$out" >&2
 else
-  case "$triple" in
-    aarch64-unknown-linux-gnu) runner="qemu-aarch64 -cpu cortex-a53 -L /usr/aarch64-linux-gnu" ;;
-    armv7-unknown-linux-gnueabihf) runner="qemu-arm -cpu cortex-a7 -L /usr/arm-linux-gnueabihf" ;;
-    *) echo "unsupported target $triple" >&2; exit 2 ;;
-  esac
+  . boards/targets.sh   # qemu: the runner for the target
   bin=target-cross/$triple/release/pitchside
   [ -x "$bin" ] || { echo "$bin is missing: run boards/cross-build.sh $triple first" >&2; exit 1; }
   out=$(CARGO_TARGET_DIR=target-cross cargo deb --target "$triple" --no-build --no-strip 2>&2 | tail -1)
-  packaging/check-deb.sh "$out" "$runner" >&2
+  packaging/check-deb.sh "$out" "$qemu" >&2
 fi
 echo "$out"

@@ -59,7 +59,7 @@ enum Command {
         board: Option<PathBuf>,
     },
     /// Print a systemd drop-in for pitchside.service sized to a board (MemoryMax,
-    /// and `run --board`). The .deb's postinst writes it for the detected board.
+    /// and PITCHSIDE_BOARD for `run`). The .deb's postinst writes it for the detected board.
     ServiceDropin {
         /// Board file, or "auto": the board in --boards-dir whose models match --model-file.
         #[arg(long, default_value = "auto")]
