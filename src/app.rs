@@ -186,7 +186,10 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                             if let Some(cp) = &batch.checkpoint {
                                 match crate::checkpoint::write(&spool_dir, &cp.bytes) {
                                     Ok(()) => crate::journal::remove_before(&cp.journal_dir, cp.journal_generation),
-                                    Err(e) => error!(error = %e, "Checkpoint could not be written; the journal is kept and replayed from the previous one."),
+                                    Err(e) => {
+                                        enc_stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
+                                        error!(error = %e, "Checkpoint could not be written; the journal is kept and replayed from the previous one.")
+                                    }
                                 }
                             }
                         }

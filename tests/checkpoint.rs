@@ -133,3 +133,36 @@ fn kill_9_leaves_complete_files_and_no_sequence_gaps() {
         by_id.insert(id, r);
     }
 }
+
+#[test]
+fn checkpoint_write_failures_are_counted_while_they_happen() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = fast_config(dir.path(), port, SIM);
+    let gw = Gateway::start(&cfg, port, &[]);
+    assert!(wait_until(Duration::from_secs(20), || checkpoint_file(
+        dir.path()
+    )
+    .exists()));
+    assert_eq!(gw.metric("pitchside_checkpoint_failures_total"), 0.0);
+    // The checkpoint file becomes a folder that is not empty: every later
+    // checkpoint fails at its rename (permission bits would not stop root,
+    // which the tests may run as), while table files are still written.
+    let cp = checkpoint_file(dir.path());
+    std::fs::remove_file(&cp).unwrap();
+    std::fs::create_dir_all(cp.join("in-the-way")).unwrap();
+    gw.log.wait_for(
+        "Checkpoint could not be written",
+        3,
+        Duration::from_secs(20),
+    );
+    gw.wait_metric(
+        "pitchside_checkpoint_failures_total",
+        3.0,
+        Duration::from_secs(20),
+    );
+    // Once the way is clear, checkpoints are written again.
+    std::fs::remove_dir_all(&cp).unwrap();
+    assert!(wait_until(Duration::from_secs(20), || cp.is_file()));
+    gw.stop();
+}

@@ -30,7 +30,8 @@ pub struct UploadStats {
     pub spool_evictions: AtomicU64,
     /// Time spent making files durable (fsync file, rename, fsync folder), µs.
     pub commit_micros: AtomicU64,
-    /// Checkpoints found unusable at start-up (set aside).
+    /// Checkpoints that could not be written, or were found unusable at
+    /// start-up (set aside).
     pub checkpoint_failures: AtomicU64,
     /// Since when (µs) writing to the spool has been failing; 0 when it works.
     pub spool_failing_since: AtomicI64,

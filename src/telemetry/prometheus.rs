@@ -25,7 +25,7 @@ pub struct MetricsSnapshot {
     pub files_written_total: u64,
     /// Cumulative spool files deleted without upload (spool ceiling).
     pub spool_evictions_total: u64,
-    /// Checkpoints found unusable at start-up.
+    /// Checkpoints that could not be written or were unusable at start-up.
     pub checkpoint_failures_total: u64,
     /// Serial, MQTT and alert-output counters (live atomics).
     pub sources: Arc<crate::sources::SourceStats>,
@@ -149,7 +149,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
     counter(
         &mut o,
         "pitchside_checkpoint_failures_total",
-        "Checkpoints found unusable at start-up (set aside; the gateway started fresh).",
+        "Checkpoints that could not be written, or were found unusable at start-up (set aside; the gateway started fresh).",
         s.checkpoint_failures_total,
     );
     gauge(
