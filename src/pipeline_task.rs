@@ -46,10 +46,15 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     // Inputs since that checkpoint are in the journal: replay them with the
     // clock they arrived at, rebuilding exactly the state the crash cut short.
     let sync_interval = Duration::from_micros(config.sync_interval.max(1) as u64);
-    let (mut recorder, replayed) =
-        Recorder::start(&config.spool_dir, from, sync_interval, |input| {
+    let (mut recorder, replayed) = Recorder::start(
+        &config.spool_dir,
+        from,
+        sync_interval,
+        stats.clone(),
+        |input| {
             p.process(&input, input.received_at);
-        });
+        },
+    );
     if replayed > 0 {
         let _ = p.drain_alerts();
         info!(
@@ -88,11 +93,11 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                     out.offer(alerts);
                 }
                 if p.max_buffered_rows() >= row_group {
-                    send(&tables, p.take_tables(row_group), false).await;
+                    send(&tables, p.take_tables(row_group), false, &stats).await;
                 }
             }
             _ = sync_tick.tick() => recorder.commit(false),
-            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder).await,
+            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder, &stats).await,
             _ = report.tick() => {
                 heartbeat.beat();
                 p.expire_idle();
@@ -105,7 +110,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     }
     let row = progress.tick(now_micros(), &p, &stats);
     p.push_progress(&row);
-    flush_with_checkpoint(&tables, &mut p, &mut recorder).await;
+    flush_with_checkpoint(&tables, &mut p, &mut recorder, &stats).await;
     info!(
         inputs = p.counters().input_rows,
         alerts = p.counters().alerts,
@@ -133,7 +138,12 @@ pub struct Batch {
     pub checkpoint: Option<Checkpoint>,
 }
 
-async fn send(tx: &mpsc::Sender<Batch>, tables: Vec<TableBuffer>, flush: bool) {
+async fn send(
+    tx: &mpsc::Sender<Batch>,
+    tables: Vec<TableBuffer>,
+    flush: bool,
+    stats: &UploadStats,
+) {
     send_batch(
         tx,
         Batch {
@@ -141,13 +151,23 @@ async fn send(tx: &mpsc::Sender<Batch>, tables: Vec<TableBuffer>, flush: bool) {
             flush,
             checkpoint: None,
         },
+        stats,
     )
     .await;
 }
 
-async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch) {
-    if (b.flush || !b.tables.is_empty()) && tx.send(b).await.is_err() {
-        error!("Encoder stopped; these rows are lost.");
+async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch, stats: &UploadStats) {
+    if b.flush || !b.tables.is_empty() {
+        if let Err(lost) = tx.send(b).await {
+            let rows: usize = lost.0.tables.iter().map(|t| t.rows).sum();
+            stats
+                .encoder_lost_rows
+                .fetch_add(rows as u64, Ordering::Relaxed);
+            error!(
+                rows,
+                "Encoder stopped; these rows are lost (counted in pitchside_encoder_lost_rows_total)."
+            );
+        }
     }
 }
 
@@ -157,6 +177,7 @@ async fn flush_with_checkpoint(
     tx: &mpsc::Sender<Batch>,
     p: &mut Pipeline,
     recorder: &mut Recorder,
+    stats: &UploadStats,
 ) {
     let generation = recorder.rotate();
     let checkpoint = Some(Checkpoint {
@@ -171,6 +192,7 @@ async fn flush_with_checkpoint(
             flush: true,
             checkpoint,
         },
+        stats,
     )
     .await;
 }
@@ -226,6 +248,10 @@ fn publish(
         g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
         g.checkpoint_failures_total = s.checkpoint_failures.load(Ordering::Relaxed);
         g.spool_failing_since = s.spool_failing_since.load(Ordering::Relaxed);
+        g.journal_down_since = s.journal_down_since.load(Ordering::Relaxed);
+        g.unjournaled_inputs_total = s.unjournaled_inputs.load(Ordering::Relaxed);
+        g.journal_failures_total = s.journal_failures.load(Ordering::Relaxed);
+        g.encoder_lost_rows_total = s.encoder_lost_rows.load(Ordering::Relaxed);
     }
 }
 

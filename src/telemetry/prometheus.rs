@@ -34,6 +34,14 @@ pub struct MetricsSnapshot {
     /// How long a source may be down or the spool unwritable before
     /// `/healthz` fails, µs.
     pub health_grace: i64,
+    /// Since when (µs) the input journal has been off; 0 when it works.
+    pub journal_down_since: i64,
+    /// Inputs processed while the journal was off (not crash-safe).
+    pub unjournaled_inputs_total: u64,
+    /// Journal open, write, fsync, rotation and start-up read failures.
+    pub journal_failures_total: u64,
+    /// Rows lost because the encoder thread had stopped.
+    pub encoder_lost_rows_total: u64,
 }
 
 /// `Ok` when healthy, else why not: a source down, or the spool
@@ -52,6 +60,12 @@ pub fn health(s: &MetricsSnapshot, now: i64) -> Result<(), String> {
         why.push(format!(
             "spool unwritable for {} s",
             (now - s.spool_failing_since) / 1_000_000
+        ));
+    }
+    if s.journal_down_since > 0 && now - s.journal_down_since > s.health_grace {
+        why.push(format!(
+            "input journal off for {} s (a crash would lose inputs; free space on output.spool_dir's disk)",
+            (now - s.journal_down_since) / 1_000_000
         ));
     }
     if why.is_empty() {
@@ -169,6 +183,30 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "pitchside_upload_failures_total",
         "Failed upload attempts.",
         s.upload_failures_total,
+    );
+    gauge(
+        &mut o,
+        "pitchside_journal_enabled",
+        "1 while inputs are journaled (crash-safe), 0 while the journal is off.",
+        if s.journal_down_since == 0 { 1.0 } else { 0.0 },
+    );
+    counter(
+        &mut o,
+        "pitchside_unjournaled_inputs_total",
+        "Inputs processed while the journal was off (a crash would have lost them).",
+        s.unjournaled_inputs_total,
+    );
+    counter(
+        &mut o,
+        "pitchside_journal_failures_total",
+        "Journal open, write, fsync, rotation and start-up read failures.",
+        s.journal_failures_total,
+    );
+    counter(
+        &mut o,
+        "pitchside_encoder_lost_rows_total",
+        "Rows lost because the encoder thread had stopped.",
+        s.encoder_lost_rows_total,
     );
     sources(&mut o, &s.sources);
     gauge(

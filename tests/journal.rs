@@ -1,0 +1,105 @@
+//! The input journal on a disk that fills up and frees again: it goes off,
+//! says so (metrics, `/healthz`), counts what ran without it, and comes back
+//! by itself once there is space.
+
+mod common;
+
+use common::services::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A small tmpfs mounted on a folder for the test's lifetime.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` on `dir`; `None` (after a loud notice, or a
+    /// panic under `PITCHSIDE_REQUIRE_SERVICES=1`) when this is not allowed.
+    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs(dir.to_path_buf())),
+            other => {
+                let why = match other {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                    Err(e) => e.to_string(),
+                };
+                let msg = format!("this test mounts a tmpfs (needs root or CAP_SYS_ADMIN): {why}");
+                if std::env::var("PITCHSIDE_REQUIRE_SERVICES").as_deref() == Ok("1") {
+                    panic!("PITCHSIDE_REQUIRE_SERVICES=1 but {msg}");
+                }
+                eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Fills the filesystem of `dir` with one file; returns its path.
+fn fill(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let chunk = vec![0u8; 64 * 1024];
+    while f.write_all(&chunk).is_ok() {}
+    let _ = f.sync_all();
+    path
+}
+
+#[test]
+fn a_journal_that_fails_on_a_full_disk_comes_back_when_space_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_tmpfs) = Tmpfs::mount(&dir.path().join("spool/journal"), "1m") else {
+        return;
+    };
+    let filler = fill(&dir.path().join("spool/journal"));
+    let port = free_port();
+    let cfg = fast_config(
+        dir.path(),
+        port,
+        "health_grace = \"1s\"\n[sources.simulator]\nrate = 400\n",
+    );
+    let gw = Gateway::start(&cfg, port, &[]);
+    gw.wait_metric(
+        "pitchside_unjournaled_inputs_total",
+        1.0,
+        Duration::from_secs(20),
+    );
+    let text = http_get(port, "/metrics").unwrap_or_default();
+    assert!(text.contains("\npitchside_journal_enabled 0\n"), "{text}");
+    // Off for longer than metrics.health_grace: unhealthy, and why.
+    assert!(
+        wait_until(Duration::from_secs(10), || http_get(port, "/healthz")
+            .is_some_and(
+                |r| r.starts_with("HTTP/1.1 503") && r.contains("journal")
+            )),
+        "{:?}",
+        http_get(port, "/healthz")
+    );
+
+    std::fs::remove_file(&filler).unwrap();
+    gw.log
+        .wait_for("Journal is back", 1, Duration::from_secs(30));
+    gw.wait_metric("pitchside_journal_enabled", 1.0, Duration::from_secs(10));
+    assert!(wait_until(Duration::from_secs(10), || http_get(
+        port, "/healthz"
+    )
+    .is_some_and(|r| r.starts_with("HTTP/1.1 200"))));
+    let lost = gw.metric("pitchside_unjournaled_inputs_total");
+    assert!(lost > 0.0);
+    // Inputs are journaled again: the count stops growing.
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(gw.metric("pitchside_unjournaled_inputs_total"), lost);
+    assert_eq!(gw.log.count("Journal is back"), 1);
+    gw.stop();
+}
