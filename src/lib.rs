@@ -32,6 +32,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod decode;
 pub mod detect;
+pub mod downtime;
 pub mod fatigue;
 pub mod journal;
 pub mod model;

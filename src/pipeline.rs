@@ -70,6 +70,8 @@ struct Outputs {
     /// Alerts raised since the last [`Pipeline::drain_alerts`], for real-time outputs.
     live_alerts: Vec<LiveAlert>,
     live_alerts_cap: usize,
+    /// When the gateway was not running (marks windows; none in `replay`).
+    downtime: crate::downtime::Downtime,
 }
 
 /// An alert for real-time outputs (log line, MQTT).
@@ -120,6 +122,7 @@ impl Pipeline {
                 counters: PipelineCounters::default(),
                 live_alerts: Vec::new(),
                 live_alerts_cap: 10_000,
+                downtime: Default::default(),
             },
         }
     }
@@ -348,6 +351,7 @@ impl Pipeline {
         self.detector.save(&mut e);
         self.windows.save(&mut e);
         self.out.fatigue.save(&mut e);
+        self.out.downtime.save(&mut e);
         crate::checkpoint::seal(&e.0)
     }
 
@@ -359,10 +363,20 @@ impl Pipeline {
         self.detector.load(&mut d)?;
         self.windows.load(&mut d)?;
         self.out.fatigue.load(&mut d)?;
+        // Checkpoints of older builds end here.
+        if !d.finished() {
+            self.out.downtime.load(&mut d)?;
+        }
         if !d.finished() {
             return Err(crate::checkpoint::DecodeError("trailing bytes"));
         }
         Ok(journal_generation)
+    }
+
+    /// Records that the gateway was not running from `from` to `to` (wall
+    /// clock, µs): windows overlapping it get `gateway_downtime_ms`.
+    pub fn add_downtime(&mut self, from: Micros, to: Micros) {
+        self.out.downtime.add(from, to);
     }
 
     /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
@@ -393,7 +407,9 @@ impl Outputs {
     fn window(&mut self, w: WindowRow) {
         self.counters.windows_emitted += 1;
         let t = TableId::windows(w.kind);
-        self.stamp.window(&mut self.tables[t.index()], &w);
+        let downtime_ms = self.downtime.overlap_ms(w.start, w.end);
+        self.stamp
+            .window(&mut self.tables[t.index()], &w, downtime_ms);
         if let (
             SensorKind::Wearable,
             GroupKey::Wearable {

@@ -41,6 +41,9 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         heartbeat,
     } = parts;
     heartbeat.beat();
+    let started = now_micros();
+    // Before this run writes any journal file or checkpoint.
+    let last_ran = crate::downtime::last_activity(&config.spool_dir);
     let mut p = Pipeline::new(&config, true);
     let from = resume(&mut p, &config, checkpoint, &stats);
     // Inputs since that checkpoint are in the journal: replay them with the
@@ -62,6 +65,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
             "Replayed the journal since the last checkpoint."
         );
     }
+    note_downtime(&mut p, last_ran, started);
     let mut sync_tick = tokio::time::interval(sync_interval);
     let row_group = row_group_rows(&config);
     let mut progress = ProgressTracker::new(now_micros());
@@ -116,6 +120,26 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         alerts = p.counters().alerts,
         "Pipeline drained; open windows are kept in the checkpoint."
     );
+}
+
+/// Marks windows overlapping the time since the last run (after the journal
+/// replay, so replayed windows come out as the last run would have written them).
+fn note_downtime(p: &mut Pipeline, last_ran: Option<i64>, started: i64) {
+    match last_ran {
+        None => info!(
+            "No earlier state in output.spool_dir: windows that began before now are marked as partial (gateway_downtime_ms)."
+        ),
+        Some(t) if t > started => tracing::warn!(
+            last_write = %format_rfc3339(t),
+            "The clock is behind the last state this gateway wrote (no real-time clock?): the downtime before this start is unknown and not marked."
+        ),
+        Some(t) => info!(
+            from = %format_rfc3339(t),
+            seconds = (started - t) / 1_000_000,
+            "Gateway was not running since its last durable write: windows overlapping that time are marked (gateway_downtime_ms)."
+        ),
+    }
+    p.add_downtime(last_ran.unwrap_or(i64::MIN), started);
 }
 
 /// Rows the pipeline hands to the encoder at a time: one row group.

@@ -202,24 +202,28 @@ impl TableId {
                     c("events", I64),
                 ]);
                 stats(&mut v, SensorKind::Wearable.metrics());
+                v.push(n("gateway_downtime_ms", I64));
                 v
             }
             TableId::WindowsPitch => {
                 let mut v = window_head();
                 v.extend([c("match_id", I64), c("events", I64)]);
                 stats(&mut v, SensorKind::Pitch.metrics());
+                v.push(n("gateway_downtime_ms", I64));
                 v
             }
             TableId::WindowsCrowd => {
                 let mut v = window_head();
                 v.extend([c("match_id", I64), c("zone_id", Utf8), c("events", I64)]);
                 stats(&mut v, SensorKind::Crowd.metrics());
+                v.push(n("gateway_downtime_ms", I64));
                 v
             }
             TableId::WindowsGeneric => {
                 let mut v = window_head();
                 v.extend([c("device_id", Utf8), c("metric", Utf8), c("events", I64)]);
                 stats(&mut v, &["value"]);
+                v.push(n("gateway_downtime_ms", I64));
                 v
             }
             TableId::Raw => reading(),

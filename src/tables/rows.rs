@@ -116,8 +116,10 @@ impl Stamp {
             .finish();
     }
 
-    /// Appends a `windows_*` row (the buffer must be the row's kind's table).
-    pub fn window(&self, buf: &mut TableBuffer, w: &WindowRow) {
+    /// Appends a `windows_*` row (the buffer must be the row's kind's table);
+    /// `downtime_ms` is how much of the window the gateway was not running
+    /// (see [`crate::downtime`]).
+    pub fn window(&self, buf: &mut TableBuffer, w: &WindowRow, downtime_ms: i64) {
         let mut r = buf
             .row(w.start)
             .str(&self.venue_id)
@@ -144,7 +146,8 @@ impl Stamp {
         for agg in &w.cell.aggs[..metrics] {
             r = r.opt_f64(agg.mean()).opt_f64(agg.min()).opt_f64(agg.max());
         }
-        r.finish();
+        // Nullable so that files of older gateways (no column) ingest as NULL.
+        r.opt_i64(Some(downtime_ms)).finish();
     }
 
     /// Appends a `raw` row, or a `late` row when `watermark` is given.
