@@ -19,6 +19,7 @@
 //! (progress rows, Prometheus), [`sources`] (framing, simulator, serial, MQTT),
 //! [`pipeline`] (the data-path stage), [`pipeline_task`] (its task in
 //! `run`: journal, flushes, checkpoints), [`journal`], [`checkpoint`],
+//! [`downtime`] (windows the gateway was not running for part of),
 //! [`app`] (wiring for `run`),
 //! [`replay`], [`bench`], [`bench_mqtt`].
 

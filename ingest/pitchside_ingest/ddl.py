@@ -42,6 +42,8 @@ def _column_comment(spec: TableSpec, name: str) -> str:
         return "gateway file the row came from: {gateway_id}-{seq}.parquet"
     if name == OCCURRENCE_COLUMN:
         return "1 for the first of identical rejects in one file, 2 for the second, ..."
+    if name == "gateway_downtime_ms":
+        return "ms of the window the gateway was not running (0: ran throughout; NULL: older gateway)"
     return ""
 
 

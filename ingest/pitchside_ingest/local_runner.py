@@ -27,6 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.fs as pafs
 from deltalake import DeltaTable
+from deltalake import Field as DeltaField
 
 from . import arrow_batch
 from .merge import SOURCE_ALIAS, TARGET_ALIAS, matched_update_condition, merge_predicate
@@ -35,6 +36,16 @@ from .tables import PARTITION_COLUMNS, TABLE_NAMES, TableSpec, table
 log = logging.getLogger("pitchside_ingest.local_runner")
 
 LOG_DIR = "_ingest_log"
+
+# Arrow type → Delta primitive type, for columns added to existing tables.
+_DELTA_TYPES = {
+    "string": "string",
+    "int64": "long",
+    "double": "double",
+    "timestamp[us, tz=UTC]": "timestamp",
+    "binary": "binary",
+    "date32[day]": "date",
+}
 
 
 @dataclass
@@ -113,7 +124,9 @@ def open_table(target: Path, spec: TableSpec) -> DeltaTable:
     """The Delta table of `spec` under target, created (as in `ddl/`) if missing."""
     path = target / spec.name
     if DeltaTable.is_deltatable(str(path)):
-        return DeltaTable(str(path))
+        dt = DeltaTable(str(path))
+        add_missing_columns(dt, spec)
+        return dt
     config = {"delta.enableChangeDataFeed": "true"} if spec.change_data_feed else None
     return DeltaTable.create(
         str(path),
@@ -123,6 +136,19 @@ def open_table(target: Path, spec: TableSpec) -> DeltaTable:
         description=spec.comment,
         configuration=config,
     )
+
+
+def add_missing_columns(dt: DeltaTable, spec: TableSpec) -> None:
+    """Adds the catalogue's nullable columns that a table created by an older
+    version lacks (e.g. `gateway_downtime_ms`); its old rows read NULL."""
+    have = set(pa.schema(dt.schema()).names)
+    missing = [f for f in arrow_batch.table_schema(spec) if f.name not in have]
+    if not missing:
+        return
+    required = [f.name for f in missing if not f.nullable]
+    if required:
+        raise ValueError(f"{spec.name}: the table lacks required columns {required}; recreate it from ddl/")
+    dt.alter.add_columns([DeltaField(f.name, _DELTA_TYPES[str(f.type)], nullable=True) for f in missing])
 
 
 def merge_batch(dt: DeltaTable, spec: TableSpec, batch: pa.Table) -> tuple[int, int]:

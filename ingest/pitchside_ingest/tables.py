@@ -125,6 +125,10 @@ _READING = _GATEWAY + (
     "event_time:timestamp",
     "received_at:timestamp",
 )
+_DOWNTIME = "gateway_downtime_ms:long?"
+"""Every windows table ends with it: ms of the window the gateway itself was not
+running (0: ran throughout). Nullable: files of gateways before it have no such
+column and ingest as NULL (unknown)."""
 _READING_KEY = ("venue_id", "gateway_id", "sensor", "device_id", "metric", "event_time")
 
 TABLES: tuple[TableSpec, ...] = (
@@ -145,7 +149,7 @@ TABLES: tuple[TableSpec, ...] = (
         name="windows_wearable",
         columns=_cols(
             *_WINDOW, "match_id:long", "player_id:long", "player_name:string?", "events:long",
-            *_metrics("heart_rate", "acceleration", "running_dist"),
+            *_metrics("heart_rate", "acceleration", "running_dist"), _DOWNTIME,
         ),
         time_column="window_start",
         key=("venue_id", "gateway_id", "match_id", "player_id", "window_start"),
@@ -156,7 +160,7 @@ TABLES: tuple[TableSpec, ...] = (
         name="windows_pitch",
         columns=_cols(
             *_WINDOW, "match_id:long", "events:long",
-            *_metrics("impact_x", "impact_y", "ball_speed", "spin_rate"),
+            *_metrics("impact_x", "impact_y", "ball_speed", "spin_rate"), _DOWNTIME,
         ),
         time_column="window_start",
         key=("venue_id", "gateway_id", "match_id", "window_start"),
@@ -167,7 +171,7 @@ TABLES: tuple[TableSpec, ...] = (
         name="windows_crowd",
         columns=_cols(
             *_WINDOW, "match_id:long", "zone_id:string", "events:long",
-            *_metrics("decibels", "density"),
+            *_metrics("decibels", "density"), _DOWNTIME,
         ),
         time_column="window_start",
         key=("venue_id", "gateway_id", "match_id", "zone_id", "window_start"),
@@ -178,7 +182,7 @@ TABLES: tuple[TableSpec, ...] = (
         name="windows_generic",
         columns=_cols(
             *_WINDOW, "device_id:string", "metric:string", "events:long",
-            "value_mean:double?", "value_min:double?", "value_max:double?",
+            "value_mean:double?", "value_min:double?", "value_max:double?", _DOWNTIME,
         ),
         time_column="window_start",
         key=("venue_id", "gateway_id", "device_id", "metric", "window_start"),

@@ -121,3 +121,30 @@ def test_table_schema_and_partitions_match_the_ddl(store, tmp_path):
     for name in ("alerts", "rejects", "windows_pitch"):
         schema = pa.schema(DeltaTable(str(target / name)).schema())
         assert schema.names == table(name).table_column_names
+
+
+def test_windows_files_of_older_gateways_without_gateway_downtime_ms_still_ingest(tmp_path):
+    store = tmp_path / "store"
+    old = synthetic.write_file(store, "windows_pitch", 1, [synthetic.pitch_window(0, 1000.0)])
+    pq.write_table(pq.read_table(old).drop_columns(["gateway_downtime_ms"]), old)
+    synthetic.write_file(
+        store, "windows_pitch", 2, [{**synthetic.pitch_window(1, 1100.0), "gateway_downtime_ms": 1500}]
+    )
+    target = tmp_path / "delta"
+    local_runner.run(str(store), target, tables=["windows_pitch"])
+    got = {r["window_start"]: r["gateway_downtime_ms"] for r in contents(target, "windows_pitch")}
+    # NULL: written before the gateway recorded its downtime (unknown, not 0).
+    assert got == {synthetic.at(0): None, synthetic.at(1): 1500}
+
+
+def test_a_windows_table_created_before_gateway_downtime_ms_gets_the_column(tmp_path):
+    spec = table("windows_pitch")
+    target = tmp_path / "delta"
+    old_schema = pa.schema([f for f in local_runner.arrow_batch.table_schema(spec) if f.name != "gateway_downtime_ms"])
+    DeltaTable.create(str(target / spec.name), schema=old_schema, partition_by=["venue_id", "date"])
+    store = tmp_path / "store"
+    synthetic.write_file(
+        store, "windows_pitch", 1, [{**synthetic.pitch_window(0, 1000.0), "gateway_downtime_ms": 250}]
+    )
+    local_runner.run(str(store), target, tables=["windows_pitch"])
+    assert [r["gateway_downtime_ms"] for r in contents(target, "windows_pitch")] == [250]

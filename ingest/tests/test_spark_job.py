@@ -89,3 +89,20 @@ def test_views_over_the_ingested_tables(spark, runs):
     assert (health.input_rows_1h, health.upload_lag_seconds, health.state_bytes) == (220, 0.0, 1002)
     timeline = spark.table("fleet_health_timeline").orderBy("minute").collect()
     assert [r.input_rows for r in timeline] == [100, 50, 70]
+
+
+def test_windows_files_without_gateway_downtime_ms_ingest_as_null(spark, tmp_path):
+    import pyarrow.parquet as pq
+
+    store = tmp_path / "store"
+    old = synthetic.write_file(store, "windows_pitch", 1, [synthetic.pitch_window(0, 1000.0)])
+    pq.write_table(pq.read_table(old).drop_columns(["gateway_downtime_ms"]), old)
+    synthetic.write_file(
+        store, "windows_pitch", 2, [{**synthetic.pitch_window(1, 1100.0), "gateway_downtime_ms": 1500}]
+    )
+    opts = job(store, tmp_path / "tables", tmp_path / "ck")
+    opts.tables = ("windows_pitch",)
+    run(spark, opts)
+    rows = spark_contents(spark, tmp_path / "tables")["windows_pitch"]
+    got = {r["window_start"]: r["gateway_downtime_ms"] for r in rows}
+    assert got == {normalize(synthetic.at(0)): None, normalize(synthetic.at(1)): 1500}

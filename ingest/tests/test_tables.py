@@ -22,6 +22,9 @@ _R = ("venue_id str, gateway_id str, sensor str, device_id str, metric str, valu
       "match_id int64, event_id int64?, event_time ts, received_at ts")
 
 
+_DOWN = ", gateway_downtime_ms int64?"
+
+
 def _aggs(*metrics: str) -> str:
     return ", ".join(f"{m}_{a} double?" for m in metrics for a in ("mean", "min", "max"))
 
@@ -31,11 +34,12 @@ SPEC_COLUMNS = {
               "value double, z_score double, baseline_mean double, baseline_std double, "
               "baseline_count int64, match_id int64, event_time ts, detected_at ts",
     "windows_wearable": f"{_W}, match_id int64, player_id int64, player_name str?, events int64, "
-                        + _aggs("heart_rate", "acceleration", "running_dist"),
+                        + _aggs("heart_rate", "acceleration", "running_dist") + _DOWN,
     "windows_pitch": f"{_W}, match_id int64, events int64, "
-                     + _aggs("impact_x", "impact_y", "ball_speed", "spin_rate"),
-    "windows_crowd": f"{_W}, match_id int64, zone_id str, events int64, " + _aggs("decibels", "density"),
-    "windows_generic": f"{_W}, device_id str, metric str, events int64, " + _aggs("value"),
+                     + _aggs("impact_x", "impact_y", "ball_speed", "spin_rate") + _DOWN,
+    "windows_crowd": f"{_W}, match_id int64, zone_id str, events int64, " + _aggs("decibels", "density")
+                     + _DOWN,
+    "windows_generic": f"{_W}, device_id str, metric str, events int64, " + _aggs("value") + _DOWN,
     "fatigue_alerts": "alert_id str, venue_id str, gateway_id str, match_id int64, player_id int64, "
                       "player_name str?, window_start ts, window_end ts, heart_rate_mean double, "
                       "baseline_mean double, baseline_std double, baseline_windows int64",

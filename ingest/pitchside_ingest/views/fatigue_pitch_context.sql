@@ -8,6 +8,9 @@
 --   weighs the same).
 -- spin_above_match_avg: the alert's minute had a mean spin rate above the match
 --   average; NULL when that minute has no spin data.
+-- pitch_gateway_downtime_ms: the largest gateway_downtime_ms of the minute's
+--   pitch windows: > 0 when a gateway was not running for part of that minute,
+--   so its pitch figures may be short; NULL for files of older gateways.
 --
 -- Both pitch sides are small (one row per match-minute, one row per match), so
 -- they are broadcast to the fatigue alerts instead of shuffled.
@@ -19,7 +22,8 @@ WITH pitch_minutes AS (
     SUM(events) AS pitch_events,
     AVG(spin_rate_mean) AS spin_rate_mean,
     MAX(spin_rate_max) AS spin_rate_max,
-    AVG(ball_speed_mean) AS ball_speed_mean
+    AVG(ball_speed_mean) AS ball_speed_mean,
+    MAX(gateway_downtime_ms) AS pitch_gateway_downtime_ms
   FROM windows_pitch
   GROUP BY venue_id, match_id, date_trunc('MINUTE', window_start)
 ),
@@ -47,6 +51,7 @@ SELECT /*+ BROADCAST(p), BROADCAST(m) */
   p.ball_speed_mean,
   m.match_spin_rate_mean,
   p.spin_rate_mean > m.match_spin_rate_mean AS spin_above_match_avg,
+  p.pitch_gateway_downtime_ms,
   f.date
 FROM fatigue_alerts f
 LEFT JOIN pitch_minutes p
