@@ -7,6 +7,7 @@ use crate::model::RawInput;
 use crate::pipeline_task::{pipeline_task, Batch, PipelineParts};
 use crate::sinks::alerts_mqtt::AlertPublisher;
 use crate::sinks::spool::{Spool, SpooledFile};
+use crate::sinks::spool_queue::{lock, SpoolQueue};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
 use crate::sinks::writer::TableWriter;
@@ -24,7 +25,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{error, info, warn};
+use tracing::{error, info};
 
 /// Start-up failures; once running, errors are counted and logged instead.
 #[derive(Debug, thiserror::Error)]
@@ -135,17 +136,21 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     };
 
     let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.encode_queue);
-    let (file_tx, file_rx) = mpsc::channel::<SpooledFile>(1024);
+    // Finished files go into the queue the encoder shares with the uploader;
+    // this channel only wakes the uploader (and closes when the encoder ends).
+    let (wake_tx, wake_rx) = mpsc::channel::<()>(1);
     let limits = SpoolLimits {
         root: config.spool_dir.clone(),
         max_bytes: config.spool_max_bytes,
         min_free_disk: config.min_free_disk,
         permanent_retry: Duration::from_micros(config.permanent_retry as u64),
     };
-    let uploader = Uploader::new(store.clone(), stats.clone(), pending, limits);
-    tracker.spawn(uploader.run(file_rx, shutdown.clone()));
+    let queue = SpoolQueue::new(pending, limits, stats.clone()).shared();
+    let uploader = Uploader::with_queue(store.clone(), stats.clone(), queue.clone());
+    tracker.spawn(uploader.run(wake_rx, shutdown.clone()));
 
-    let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
+    let mut writer =
+        TableWriter::new(spool, config.snappy, config.max_rows_per_file).with_queue(queue.clone());
     let enc_stats = stats.clone();
     let spool_dir = config.spool_dir.clone();
     let checkpoint = match crate::checkpoint::read(&config.spool_dir) {
@@ -159,29 +164,35 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     let encoder = std::thread::Builder::new()
         .name("encoder".into())
         .spawn(move || {
-            let hand_over = |f: SpooledFile| {
-                if file_tx.blocking_send(f).is_err() {
-                    warn!("Uploader stopped; file stays in the spool for the next start.");
+            // One batch's files enter the queue together, so that eviction
+            // sees every table of a flush before it picks a victim.
+            let hand_over = |files: Vec<SpooledFile>| {
+                if !files.is_empty() {
+                    lock(&queue).insert_all(files);
+                    let _ = wake_tx.try_send(());
                 }
             };
+            let failing = |stats: &UploadStats| {
+                let _ = stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
+            };
             while let Some(batch) = table_rx.blocking_recv() {
+                let mut finished = Vec::new();
                 for buf in &batch.tables {
                     match writer.append(buf, &enc_stats) {
                         Ok(closed) => {
                             enc_stats.spool_failing_since.store(0, Ordering::Relaxed);
-                            closed.into_iter().for_each(hand_over)
+                            finished.extend(closed);
                         }
-                        // These rows are lost: say so loudly.
-                        Err(e) => {
-                            let _ = enc_stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
-                            error!(table = buf.table.name(), rows = buf.rows, error = %e, "Rows could not be written; they are lost.")
-                        }
+                        // The writer has counted and logged the lost rows.
+                        Err(_) => failing(&enc_stats),
                     }
                 }
                 if batch.flush {
                     match writer.close_all(&enc_stats) {
                         Ok(files) => {
-                            files.into_iter().for_each(hand_over);
+                            finished.extend(files);
+                            finished.extend(writer.take_orphans());
+                            hand_over(std::mem::take(&mut finished));
                             // Every row of this state is durable now: so is the state.
                             if let Some(cp) = &batch.checkpoint {
                                 match crate::checkpoint::write(&spool_dir, &cp.bytes) {
@@ -190,12 +201,13 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                                 }
                             }
                         }
-                        Err(e) => {
-                            let _ = enc_stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
-                            error!(error = %e, "Table files could not be finished; their rows are lost.")
-                        }
+                        // The writer has counted and logged the lost rows; no
+                        // checkpoint for a flush that did not complete.
+                        Err(_) => failing(&enc_stats),
                     }
                 }
+                finished.extend(writer.take_orphans());
+                hand_over(finished);
             }
         })
         .map_err(|source| AppError::Listen { addr: "encoder thread".into(), source })?;

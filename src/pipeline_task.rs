@@ -226,6 +226,8 @@ fn publish(
         g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
         g.checkpoint_failures_total = s.checkpoint_failures.load(Ordering::Relaxed);
         g.spool_failing_since = s.spool_failing_since.load(Ordering::Relaxed);
+        g.lost_rows_total = std::array::from_fn(|i| s.lost_rows[i].load(Ordering::Relaxed));
+        g.vanished_files_total = s.vanished_files.load(Ordering::Relaxed);
     }
 }
 

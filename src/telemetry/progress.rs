@@ -34,6 +34,11 @@ pub struct UploadStats {
     pub checkpoint_failures: AtomicU64,
     /// Since when (µs) writing to the spool has been failing; 0 when it works.
     pub spool_failing_since: AtomicI64,
+    /// Rows that could not be written to the spool and are lost, per table
+    /// (index [`crate::tables::TableId::index`]).
+    pub lost_rows: [AtomicU64; crate::tables::TableId::ALL.len()],
+    /// Spool files that vanished before upload (removed by hand).
+    pub vanished_files: AtomicU64,
 }
 
 /// One `progress` row.

@@ -27,6 +27,10 @@ pub struct MetricsSnapshot {
     pub spool_evictions_total: u64,
     /// Checkpoints found unusable at start-up.
     pub checkpoint_failures_total: u64,
+    /// Rows lost to failed spool writes, per table (`TableId::ALL` order).
+    pub lost_rows_total: [u64; crate::tables::TableId::ALL.len()],
+    /// Spool files that vanished before upload.
+    pub vanished_files_total: u64,
     /// Serial, MQTT and alert-output counters (live atomics).
     pub sources: Arc<crate::sources::SourceStats>,
     /// Since when (µs) spool writes have been failing; 0 when they work.
@@ -145,6 +149,16 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "pitchside_spool_evictions_total",
         "Spool files deleted without upload to stay inside output.spool_max_bytes / min_free_disk.",
         s.spool_evictions_total,
+    );
+    let _ = writeln!(o, "# HELP pitchside_lost_rows_total Rows that could not be written to the spool (disk full or failing) and are lost, by table.\n# TYPE pitchside_lost_rows_total counter");
+    for (t, n) in crate::tables::TableId::ALL.iter().zip(s.lost_rows_total) {
+        let _ = writeln!(o, "pitchside_lost_rows_total{{table=\"{}\"}} {n}", t.name());
+    }
+    counter(
+        &mut o,
+        "pitchside_spool_vanished_files_total",
+        "Spool files gone from disk before upload (removed by hand); their rows are lost.",
+        s.vanished_files_total,
     );
     counter(
         &mut o,

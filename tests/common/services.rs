@@ -137,6 +137,23 @@ impl Gateway {
         }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident memory now, KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("VmRSS:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
     /// A counter or gauge from `/metrics` (0 if absent or unreachable).
     pub fn metric(&self, name: &str) -> f64 {
         let Some(text) = http_get(self.metrics_port, "/metrics") else {
