@@ -5,7 +5,8 @@
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::pipeline_task::{pipeline_task, Batch, PipelineParts};
-use crate::sinks::alerts_mqtt::AlertPublisher;
+use crate::reload::Reloadable;
+use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSettings};
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::spool_queue::{lock, SpoolQueue};
 use crate::sinks::store::Store;
@@ -22,6 +23,7 @@ use crate::timefmt::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -57,8 +59,54 @@ pub enum AppError {
 /// How long stages get to drain after shutdown before they are named as stuck.
 pub const GRACE: Duration = Duration::from_secs(20);
 
+/// SIGHUP, SIGUSR1 and SIGUSR2, taken over from their default action (which
+/// ends the process) as soon as `pitchside run` starts.
+pub struct Signals {
+    hup: Signal,
+    usr1: Signal,
+    usr2: Signal,
+}
+
+impl Signals {
+    /// Installs the handlers (inside the runtime). From here on these
+    /// signals never end the process; [`run_with`] acts on them.
+    pub fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            hup: signal(SignalKind::hangup())?,
+            usr1: signal(SignalKind::user_defined1())?,
+            usr2: signal(SignalKind::user_defined2())?,
+        })
+    }
+}
+
+/// Reads the config again, from the same file (and board) as at start-up.
+pub type LoadConfig = Box<dyn Fn() -> Result<Config, crate::config::ConfigError> + Send + Sync>;
+/// Sets the log level (`log.level`); `Err` says why it cannot.
+pub type SetLogLevel = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// How `pitchside run` controls the daemon besides shutdown: SIGHUP
+/// reloads the config ([`crate::reload`] says what can change), SIGUSR1
+/// logs a status summary, SIGUSR2 is logged and ignored.
+pub struct Control {
+    /// The installed signal handlers.
+    pub signals: Signals,
+    /// Where a reload reads the config; `None` (the built-in demo) has nothing to reload.
+    pub load: Option<LoadConfig>,
+    /// Applies a reloaded `log.level`.
+    pub set_log_level: SetLogLevel,
+}
+
 /// Runs the daemon until `shutdown` is cancelled, then drains and returns.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppError> {
+    run_with(config, shutdown, None).await
+}
+
+/// [`run`], with signals and config reload when `control` is given.
+pub async fn run_with(
+    config: Config,
+    shutdown: CancellationToken,
+    control: Option<Control>,
+) -> Result<(), AppError> {
     let store = Store::open(&config)?;
     let mut spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
     crate::sinks::upload::continue_store_sequence(&mut spool, &store, &config).await?;
@@ -118,6 +166,8 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     if sources == 0 {
         return Err(AppError::NoSources);
     }
+    let (alert_settings_tx, alert_settings_rx) =
+        tokio::sync::watch::channel(AlertSettings::from_section(&config.file.alerts));
     let alert_out = match &config.file.alerts.mqtt {
         Some(b) => {
             let id = format!("{client_id}-alerts");
@@ -129,7 +179,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                 &config.gateway_id,
                 source_stats.clone(),
             );
-            tracker.spawn(publisher.run(rx));
+            tracker.spawn(publisher.with_reload(alert_settings_rx).run(rx));
             Some(sender)
         }
         None => None,
@@ -220,7 +270,22 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
         "pitchside running; Ctrl-C to stop."
     );
     let heartbeat = Heartbeat::default();
+    let (reload_tx, reload_rx) =
+        tokio::sync::watch::channel(Arc::new(Reloadable::from_config(&config)));
+    if let Some(control) = control {
+        tracker.spawn(control_task(
+            control,
+            config.file.clone(),
+            Reloaders {
+                pipeline: reload_tx,
+                alerts: alert_settings_tx,
+                snapshot: snapshot.clone(),
+            },
+            shutdown.clone(),
+        ));
+    }
     let pipeline_task = tracker.spawn(pipeline_task(PipelineParts {
+        reload: reload_rx,
         config,
         rx: input_rx,
         tables: table_tx,
@@ -299,4 +364,108 @@ async fn simulator_source(
             }
         }
     }
+}
+
+/// Where a reload sends what it changed.
+struct Reloaders {
+    pipeline: tokio::sync::watch::Sender<Arc<Reloadable>>,
+    alerts: tokio::sync::watch::Sender<AlertSettings>,
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+}
+
+/// Acts on SIGHUP, SIGUSR1 and SIGUSR2 until shutdown. `running` is the
+/// config file in force (reloaded keys included).
+async fn control_task(
+    mut control: Control,
+    mut running: crate::config::ConfigFile,
+    to: Reloaders,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            Some(()) = control.signals.hup.recv() => reload(&control, &mut running, &to),
+            Some(()) = control.signals.usr1.recv() => log_status(&to.snapshot),
+            Some(()) = control.signals.usr2.recv() => {
+                info!("SIGUSR2 received: pitchside does not use it; ignored (SIGHUP reloads, SIGUSR1 logs a status summary).");
+            }
+        }
+    }
+}
+
+/// SIGHUP: read the config again; apply what can change while running,
+/// name what needs a restart, keep everything on a broken file.
+fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloaders) {
+    let Some(load) = &control.load else {
+        warn!("SIGHUP received, but this is the built-in demo config (no --config): nothing to reload.");
+        return;
+    };
+    info!("SIGHUP received: reloading the config.");
+    let new = match load() {
+        Ok(c) => c,
+        Err(e) => {
+            // One log line: the problems joined, so journald keeps them together.
+            let problems = e
+                .to_string()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && *l != "|")
+                .collect::<Vec<_>>()
+                .join(" / ");
+            error!(problems = %problems, "Config reload failed; still running with the previous config. Fix the file (pitchside check-config --config ...) and send SIGHUP again.");
+            return;
+        }
+    };
+    let plan = crate::reload::plan(running, &new.file);
+    if plan.apply.is_empty() {
+        info!("Config reloaded: nothing that can change while running changed.");
+    } else {
+        info!(changed = %plan.apply.join(", "), "Config reloaded; applied now.");
+    }
+    if !plan.restart.is_empty() {
+        warn!(keys = %plan.restart.join(", "), "Config keys changed that need a restart to take effect (systemctl restart pitchside); running with their old values.");
+    }
+    if plan.apply.is_empty() {
+        return;
+    }
+    to.pipeline
+        .send_replace(Arc::new(Reloadable::from_config(&new)));
+    to.alerts
+        .send_replace(AlertSettings::from_section(&new.file.alerts));
+    if let Ok(mut g) = to.snapshot.lock() {
+        g.health_grace = new.health_grace;
+    }
+    if plan.apply.iter().any(|k| k == "log.level") {
+        if let Err(why) = (control.set_log_level)(&new.file.log.level) {
+            warn!("log.level not changed: {why}");
+        }
+    }
+    *running = crate::reload::merge(running, &new.file);
+}
+
+/// SIGUSR1: one log line with health and the main counters.
+fn log_status(snapshot: &Mutex<MetricsSnapshot>) {
+    let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
+    let health = match crate::telemetry::health(&s, now_micros()) {
+        Ok(()) => "ok".to_string(),
+        Err(why) => format!("unhealthy: {why}"),
+    };
+    let down: Vec<String> = s
+        .sources
+        .down_sources(now_micros())
+        .into_iter()
+        .map(|(name, us)| format!("{name} ({} s)", us / 1_000_000))
+        .collect();
+    info!(
+        health = %health,
+        inputs = s.counters.input_rows,
+        rejected = s.counters.rejected_total(),
+        alerts = s.counters.alerts,
+        fatigue_alerts = s.counters.fatigue_alerts,
+        sources_down = %down.join(", "),
+        spool_files = s.progress.spool_files,
+        uploaded_files = s.uploaded_files_total,
+        upload_failures = s.upload_failures_total,
+        "Status (SIGUSR1)"
+    );
 }

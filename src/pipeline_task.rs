@@ -27,6 +27,8 @@ pub(crate) struct PipelineParts {
     pub(crate) alert_out: Option<AlertSender>,
     pub(crate) checkpoint: Option<Vec<u8>>,
     pub(crate) heartbeat: Heartbeat,
+    /// Reloaded settings (SIGHUP); the current value is already in `config`.
+    pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::reload::Reloadable>>,
 }
 
 pub(crate) async fn pipeline_task(parts: PipelineParts) {
@@ -39,7 +41,9 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         alert_out,
         checkpoint,
         heartbeat,
+        mut reload,
     } = parts;
+    let mut reload_open = true;
     heartbeat.beat();
     let mut p = Pipeline::new(&config, true);
     let from = resume(&mut p, &config, checkpoint, &stats);
@@ -91,6 +95,14 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                     send(&tables, p.take_tables(row_group), false).await;
                 }
             }
+            r = reload.changed(), if reload_open => match r {
+                Ok(()) => {
+                    let new = reload.borrow_and_update().clone();
+                    p.apply_reload(&new);
+                    info!(threshold = new.threshold, ranges = new.ranges.len(), "Pipeline settings reloaded.");
+                }
+                Err(_) => reload_open = false,
+            },
             _ = sync_tick.tick() => recorder.commit(false),
             _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder).await,
             _ = report.tick() => {

@@ -175,6 +175,45 @@ impl Gateway {
         }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal by name (`HUP`, `USR1`, `INT`, ...) with kill(1).
+    pub fn signal(&self, name: &str) {
+        let ok = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{name} failed");
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits up to `timeout` for the process to exit; its status and the log.
+    pub fn wait_exit(mut self, timeout: Duration) -> (std::process::ExitStatus, String) {
+        let end = Instant::now() + timeout;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < end,
+                "no exit within {timeout:?}; log:\n{}",
+                self.log.all().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        (status, self.log.all().join("\n"))
+    }
+
     /// SIGKILL (a power cut, as far as the process can tell), and wait for it.
     pub fn kill9(mut self) {
         let _ = self.child.kill();
