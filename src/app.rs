@@ -27,7 +27,7 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 /// Start-up failures; once running, errors are counted and logged instead.
 #[derive(Debug, thiserror::Error)]
