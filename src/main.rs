@@ -142,6 +142,18 @@ fn load(path: &std::path::Path) -> Result<Config> {
     Ok(config::load(path)?)
 }
 
+/// `check-config`: the start-up checks of `run` (same errors, same words),
+/// warnings on stderr.
+fn check_startup(cfg: &Config) -> Result<()> {
+    let report = pitchside::preflight::preflight(cfg);
+    let busy = pitchside::preflight::busy(cfg);
+    for w in report.warnings.iter().chain(&busy) {
+        eprintln!("warning: {w}");
+    }
+    report.into_result()?;
+    Ok(())
+}
+
 fn init_logging(config: Option<&Config>) {
     let level = std::env::var("PITCHSIDE_LOG")
         .ok()
@@ -268,6 +280,7 @@ fn real_main() -> Result<()> {
             Command::CheckConfig { config, board } => match board {
                 Some(b) => {
                     let (cfg, board) = config::load_with_board(&config, &b)?;
+                    check_startup(&cfg)?;
                     let i = &board.info;
                     println!(
                         "# {}: valid on {} ({}; serial {}; MemoryMax {})\n{}",
@@ -281,6 +294,7 @@ fn real_main() -> Result<()> {
                 }
                 None => {
                     let cfg = load(&config)?;
+                    check_startup(&cfg)?;
                     println!("# {}: valid\n{}", config.display(), cfg.to_toml());
                 }
             },
