@@ -54,7 +54,7 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
         /// Board file (boards/*.toml): its defaults lie under the config, and the
-        /// result must fit the board's memory.
+        /// result must fit the board's memory (default: $PITCHSIDE_BOARD, as for `run`).
         #[arg(long)]
         board: Option<PathBuf>,
     },
@@ -140,6 +140,13 @@ struct SimulateArgs {
 
 fn load(path: &std::path::Path) -> Result<Config> {
     Ok(config::load(path)?)
+}
+
+/// `$PITCHSIDE_BOARD` (set by the board's systemd drop-in), for `run` and `check-config`.
+fn board_from_env() -> Option<PathBuf> {
+    std::env::var_os("PITCHSIDE_BOARD")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 /// `check-config`: the start-up checks of `run` (same errors, same words),
@@ -238,11 +245,7 @@ fn real_main() -> Result<()> {
     rt.block_on(async move {
         match cli.command {
             Command::Run { config, board } => {
-                let board = board.or_else(|| {
-                    std::env::var_os("PITCHSIDE_BOARD")
-                        .filter(|v| !v.is_empty())
-                        .map(PathBuf::from)
-                });
+                let board = board.or_else(board_from_env);
                 let cfg = match (&config, &board) {
                     (Some(p), Some(b)) => config::load_with_board(p, b)?.0,
                     (Some(p), None) => load(p)?,
@@ -277,7 +280,7 @@ fn real_main() -> Result<()> {
                 let _ = write!(std::io::stdout(), "{summary}");
             }
             Command::Simulate(args) => simulate(args).await?,
-            Command::CheckConfig { config, board } => match board {
+            Command::CheckConfig { config, board } => match board.or_else(board_from_env) {
                 Some(b) => {
                     let (cfg, board) = config::load_with_board(&config, &b)?;
                     check_startup(&cfg)?;

@@ -361,3 +361,35 @@ fn a_spool_filesystem_smaller_than_min_free_disk_is_warned_by_check_config_and_r
     gw.stop();
     drop(fs);
 }
+
+#[test]
+fn the_board_from_pitchside_board_is_checked_by_check_config_as_by_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = write(
+        dir.path(),
+        "tiny.toml",
+        "[board]\nname = \"tiny\"\ntarget = \"armv7-unknown-linux-gnueabihf\"\nserial_device = \"/dev/serial0\"\nram = \"512MiB\"\nmemory_max = \"64MiB\"\nmodels = [\"T\"]\n[defaults.detector]\nmax_keys = 100000\n",
+    );
+    let cfg = config(dir.path(), "[sources.simulator]\nrate = 10\n");
+    let checked = bin()
+        .env("PITCHSIDE_BOARD", &board)
+        .args(["check-config", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let check_err = error_text(&checked);
+    assert!(
+        !checked.status.success() && check_err.contains("memory_max"),
+        "check-config exit {:?}: {}",
+        checked.status.code(),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let ran = bin()
+        .env("PITCHSIDE_BOARD", &board)
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(!ran.status.success());
+    assert_eq!(error_text(&ran), check_err);
+}
