@@ -50,10 +50,11 @@ pub enum AppError {
     #[error(transparent)]
     Mqtt(#[from] crate::sources::mqtt::conn::ConnError),
     /// No source is configured.
-    #[error(
-        "no source configured: add [sources.simulator] (or a serial/MQTT source) to the config"
-    )]
+    #[error("{}", crate::preflight::NO_SOURCES)]
     NoSources,
+    /// A start-up check failed (the same checks as `check-config`).
+    #[error(transparent)]
+    Preflight(#[from] crate::config::ConfigError),
 }
 
 /// How long stages get to drain after shutdown before they are named as stuck.
@@ -107,6 +108,11 @@ pub async fn run_with(
     shutdown: CancellationToken,
     control: Option<Control>,
 ) -> Result<(), AppError> {
+    let checks = crate::preflight::preflight(&config);
+    for warning in &checks.warnings {
+        warn!("{warning}");
+    }
+    checks.into_result()?;
     let store = Store::open(&config)?;
     let mut spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
     crate::sinks::upload::continue_store_sequence(&mut spool, &store, &config).await?;

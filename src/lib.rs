@@ -19,7 +19,8 @@
 //! (progress rows, Prometheus), [`sources`] (framing, simulator, serial, MQTT),
 //! [`pipeline`] (the data-path stage), [`pipeline_task`] (its task in
 //! `run`: journal, flushes, checkpoints), [`journal`], [`checkpoint`],
-//! [`app`] (wiring for `run`, signals), [`reload`] (SIGHUP),
+//! [`app`] (wiring for `run`, signals), [`reload`] (SIGHUP), [`preflight`]
+//! (start-up checks shared by `run` and `check-config`),
 //! [`replay`], [`bench`], [`bench_mqtt`].
 
 #![forbid(unsafe_code)]
@@ -37,6 +38,7 @@ pub mod journal;
 pub mod model;
 pub mod pipeline;
 pub mod pipeline_task;
+pub mod preflight;
 pub mod reload;
 pub mod replay;
 pub mod sinks;

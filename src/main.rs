@@ -58,7 +58,7 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
         /// Board file (boards/*.toml): its defaults lie under the config, and the
-        /// result must fit the board's memory.
+        /// result must fit the board's memory (default: $PITCHSIDE_BOARD, as for `run`).
         #[arg(long)]
         board: Option<PathBuf>,
     },
@@ -145,6 +145,25 @@ struct SimulateArgs {
 
 fn load(path: &std::path::Path) -> Result<Config> {
     Ok(config::load(path)?)
+}
+
+/// `$PITCHSIDE_BOARD` (set by the board's systemd drop-in), for `run` and `check-config`.
+fn board_from_env() -> Option<PathBuf> {
+    std::env::var_os("PITCHSIDE_BOARD")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// `check-config`: the start-up checks of `run` (same errors, same words),
+/// warnings on stderr.
+fn check_startup(cfg: &Config) -> Result<()> {
+    let report = pitchside::preflight::preflight(cfg);
+    let busy = pitchside::preflight::busy(cfg);
+    for w in report.warnings.iter().chain(&busy) {
+        eprintln!("warning: {w}");
+    }
+    report.into_result()?;
+    Ok(())
 }
 
 /// Handle to change the log level of the running process.
@@ -296,11 +315,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                 board,
                 parent_pid,
             } => {
-                let board = board.or_else(|| {
-                    std::env::var_os("PITCHSIDE_BOARD")
-                        .filter(|v| !v.is_empty())
-                        .map(PathBuf::from)
-                });
+                let board = board.or_else(board_from_env);
                 let cfg = match (&config, &board) {
                     (Some(p), Some(b)) => config::load_with_board(p, b)?.0,
                     (Some(p), None) => load(p)?,
@@ -359,9 +374,10 @@ fn real_main() -> Result<std::process::ExitCode> {
                 emit(&summary.to_string())?;
             }
             Command::Simulate(args) => simulate(args).await?,
-            Command::CheckConfig { config, board } => match board {
+            Command::CheckConfig { config, board } => match board.or_else(board_from_env) {
                 Some(b) => {
                     let (cfg, board) = config::load_with_board(&config, &b)?;
+                    check_startup(&cfg)?;
                     let i = &board.info;
                     emit(&format!(
                         "# {}: valid on {} ({}; serial {}; MemoryMax {})\n{}\n",
@@ -375,6 +391,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                 }
                 None => {
                     let cfg = load(&config)?;
+                    check_startup(&cfg)?;
                     emit(&format!("# {}: valid\n{}\n", config.display(), cfg.to_toml()))?;
                 }
             },

@@ -175,11 +175,6 @@ impl Gateway {
         }
     }
 
-    /// The process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Sends a signal by name (`HUP`, `USR1`, `INT`, ...) with kill(1).
     pub fn signal(&self, name: &str) {
         let ok = std::process::Command::new("kill")
