@@ -290,7 +290,20 @@ fn report(e: &anyhow::Error) -> String {
     text
 }
 
+/// A panic anywhere ends the process at once, as `panic = "abort"` would:
+/// a daemon with a dead task must not limp on, and systemd restarts it (the
+/// journal replays what was in flight). The release profile unwinds only so
+/// that the unit tests under qemu can share its compiled dependencies.
+fn abort_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::abort();
+    }));
+}
+
 fn main() -> std::process::ExitCode {
+    abort_on_panic();
     match real_main() {
         Ok(code) => code,
         Err(e) => {
