@@ -8,6 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\n== %s\n' "$*"; }
+# timed NAME COMMAND...: runs an install step and says how long it took.
+timed() {
+  local name=$1 t0=$SECONDS; shift
+  "$@"
+  printf '== %s took %d s\n' "$name" $((SECONDS - t0))
+}
 
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
@@ -23,13 +29,13 @@ command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+  timed "apt-get update" $SUDO apt-get update -qq
+  timed "apt-get install" env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
 
 if ! python3 -c 'import pyspark, deltalake, pyarrow, pytest' >/dev/null 2>&1; then
   say "installing Python tools (ingest/requirements.txt)"
-  python3 -m pip install -q -r ingest/requirements.txt
+  timed "pip install (ingest)" python3 -m pip install -q -r ingest/requirements.txt
 fi
 
 # Object-storage servers for the upload tests, each started by the tests on a
@@ -39,15 +45,15 @@ fi
 # protocol: it is build-checked only.
 if ! command -v s3s-fs >/dev/null 2>&1; then
   say "installing s3s-fs (cargo install, a few minutes)"
-  cargo install s3s-fs@0.14.1 --features binary --locked
+  timed "cargo install s3s-fs" cargo install s3s-fs@0.14.1 --features binary --locked
 fi
 if ! command -v moto_server >/dev/null 2>&1; then
   say "installing moto"
-  python3 -m pip install -q "moto[s3,server]==5.2.5"
+  timed "pip install moto" python3 -m pip install -q "moto[s3,server]==5.2.5"
 fi
 if ! command -v azurite-blob >/dev/null 2>&1; then
   say "installing Azurite"
-  npm install -g --silent azurite@3.35.0
+  timed "npm install azurite" npm install -g --silent azurite@3.35.0
 fi
 
 say "cargo test"

@@ -5,8 +5,10 @@
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::pipeline_task::{pipeline_task, Batch, PipelineParts};
-use crate::sinks::alerts_mqtt::AlertPublisher;
+use crate::reload::Reloadable;
+use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSettings};
 use crate::sinks::spool::{Spool, SpooledFile};
+use crate::sinks::spool_queue::{lock, SpoolQueue};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
 use crate::sinks::writer::TableWriter;
@@ -21,6 +23,7 @@ use crate::timefmt::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -47,17 +50,69 @@ pub enum AppError {
     #[error(transparent)]
     Mqtt(#[from] crate::sources::mqtt::conn::ConnError),
     /// No source is configured.
-    #[error(
-        "no source configured: add [sources.simulator] (or a serial/MQTT source) to the config"
-    )]
+    #[error("{}", crate::preflight::NO_SOURCES)]
     NoSources,
+    /// A start-up check failed (the same checks as `check-config`).
+    #[error(transparent)]
+    Preflight(#[from] crate::config::ConfigError),
 }
 
 /// How long stages get to drain after shutdown before they are named as stuck.
 pub const GRACE: Duration = Duration::from_secs(20);
 
+/// SIGHUP, SIGUSR1 and SIGUSR2, taken over from their default action (which
+/// ends the process) as soon as `pitchside run` starts.
+pub struct Signals {
+    hup: Signal,
+    usr1: Signal,
+    usr2: Signal,
+}
+
+impl Signals {
+    /// Installs the handlers (inside the runtime). From here on these
+    /// signals never end the process; [`run_with`] acts on them.
+    pub fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            hup: signal(SignalKind::hangup())?,
+            usr1: signal(SignalKind::user_defined1())?,
+            usr2: signal(SignalKind::user_defined2())?,
+        })
+    }
+}
+
+/// Reads the config again, from the same file (and board) as at start-up.
+pub type LoadConfig = Box<dyn Fn() -> Result<Config, crate::config::ConfigError> + Send + Sync>;
+/// Sets the log level (`log.level`); `Err` says why it cannot.
+pub type SetLogLevel = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// How `pitchside run` controls the daemon besides shutdown: SIGHUP
+/// reloads the config ([`crate::reload`] says what can change), SIGUSR1
+/// logs a status summary, SIGUSR2 is logged and ignored.
+pub struct Control {
+    /// The installed signal handlers.
+    pub signals: Signals,
+    /// Where a reload reads the config; `None` (the built-in demo) has nothing to reload.
+    pub load: Option<LoadConfig>,
+    /// Applies a reloaded `log.level`.
+    pub set_log_level: SetLogLevel,
+}
+
 /// Runs the daemon until `shutdown` is cancelled, then drains and returns.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppError> {
+    run_with(config, shutdown, None).await
+}
+
+/// [`run`], with signals and config reload when `control` is given.
+pub async fn run_with(
+    config: Config,
+    shutdown: CancellationToken,
+    control: Option<Control>,
+) -> Result<(), AppError> {
+    let checks = crate::preflight::preflight(&config);
+    for warning in &checks.warnings {
+        warn!("{warning}");
+    }
+    checks.into_result()?;
     let store = Store::open(&config)?;
     let mut spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
     crate::sinks::upload::continue_store_sequence(&mut spool, &store, &config).await?;
@@ -117,6 +172,8 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     if sources == 0 {
         return Err(AppError::NoSources);
     }
+    let (alert_settings_tx, alert_settings_rx) =
+        tokio::sync::watch::channel(AlertSettings::from_section(&config.file.alerts));
     let alert_out = match &config.file.alerts.mqtt {
         Some(b) => {
             let id = format!("{client_id}-alerts");
@@ -128,24 +185,28 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                 &config.gateway_id,
                 source_stats.clone(),
             );
-            tracker.spawn(publisher.run(rx));
+            tracker.spawn(publisher.with_reload(alert_settings_rx).run(rx));
             Some(sender)
         }
         None => None,
     };
 
     let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.encode_queue);
-    let (file_tx, file_rx) = mpsc::channel::<SpooledFile>(1024);
+    // Finished files go into the queue the encoder shares with the uploader;
+    // this channel only wakes the uploader (and closes when the encoder ends).
+    let (wake_tx, wake_rx) = mpsc::channel::<()>(1);
     let limits = SpoolLimits {
         root: config.spool_dir.clone(),
         max_bytes: config.spool_max_bytes,
         min_free_disk: config.min_free_disk,
         permanent_retry: Duration::from_micros(config.permanent_retry as u64),
     };
-    let uploader = Uploader::new(store.clone(), stats.clone(), pending, limits);
-    tracker.spawn(uploader.run(file_rx, shutdown.clone()));
+    let queue = SpoolQueue::new(pending, limits, stats.clone()).shared();
+    let uploader = Uploader::with_queue(store.clone(), stats.clone(), queue.clone());
+    tracker.spawn(uploader.run(wake_rx, shutdown.clone()));
 
-    let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
+    let mut writer =
+        TableWriter::new(spool, config.snappy, config.max_rows_per_file).with_queue(queue.clone());
     let enc_stats = stats.clone();
     let spool_dir = config.spool_dir.clone();
     let checkpoint = match crate::checkpoint::read(&config.spool_dir) {
@@ -159,29 +220,35 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
     let encoder = std::thread::Builder::new()
         .name("encoder".into())
         .spawn(move || {
-            let hand_over = |f: SpooledFile| {
-                if file_tx.blocking_send(f).is_err() {
-                    warn!("Uploader stopped; file stays in the spool for the next start.");
+            // One batch's files enter the queue together, so that eviction
+            // sees every table of a flush before it picks a victim.
+            let hand_over = |files: Vec<SpooledFile>| {
+                if !files.is_empty() {
+                    lock(&queue).insert_all(files);
+                    let _ = wake_tx.try_send(());
                 }
             };
+            let failing = |stats: &UploadStats| {
+                let _ = stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
+            };
             while let Some(batch) = table_rx.blocking_recv() {
+                let mut finished = Vec::new();
                 for buf in &batch.tables {
                     match writer.append(buf, &enc_stats) {
                         Ok(closed) => {
                             enc_stats.spool_failing_since.store(0, Ordering::Relaxed);
-                            closed.into_iter().for_each(hand_over)
+                            finished.extend(closed);
                         }
-                        // These rows are lost: say so loudly.
-                        Err(e) => {
-                            let _ = enc_stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
-                            error!(table = buf.table.name(), rows = buf.rows, error = %e, "Rows could not be written; they are lost.")
-                        }
+                        // The writer has counted and logged the lost rows.
+                        Err(_) => failing(&enc_stats),
                     }
                 }
                 if batch.flush {
                     match writer.close_all(&enc_stats) {
                         Ok(files) => {
-                            files.into_iter().for_each(hand_over);
+                            finished.extend(files);
+                            finished.extend(writer.take_orphans());
+                            hand_over(std::mem::take(&mut finished));
                             // Every row of this state is durable now: so is the state.
                             if let Some(cp) = &batch.checkpoint {
                                 match crate::checkpoint::write(&spool_dir, &cp.bytes) {
@@ -193,12 +260,13 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
                                 }
                             }
                         }
-                        Err(e) => {
-                            let _ = enc_stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
-                            error!(error = %e, "Table files could not be finished; their rows are lost.")
-                        }
+                        // The writer has counted and logged the lost rows; no
+                        // checkpoint for a flush that did not complete.
+                        Err(_) => failing(&enc_stats),
                     }
                 }
+                finished.extend(writer.take_orphans());
+                hand_over(finished);
             }
         })
         .map_err(|source| AppError::Listen { addr: "encoder thread".into(), source })?;
@@ -211,7 +279,22 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), AppE
         "pitchside running; Ctrl-C to stop."
     );
     let heartbeat = Heartbeat::default();
+    let (reload_tx, reload_rx) =
+        tokio::sync::watch::channel(Arc::new(Reloadable::from_config(&config)));
+    if let Some(control) = control {
+        tracker.spawn(control_task(
+            control,
+            config.file.clone(),
+            Reloaders {
+                pipeline: reload_tx,
+                alerts: alert_settings_tx,
+                snapshot: snapshot.clone(),
+            },
+            shutdown.clone(),
+        ));
+    }
     let pipeline_task = tracker.spawn(pipeline_task(PipelineParts {
+        reload: reload_rx,
         config,
         rx: input_rx,
         tables: table_tx,
@@ -290,4 +373,108 @@ async fn simulator_source(
             }
         }
     }
+}
+
+/// Where a reload sends what it changed.
+struct Reloaders {
+    pipeline: tokio::sync::watch::Sender<Arc<Reloadable>>,
+    alerts: tokio::sync::watch::Sender<AlertSettings>,
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+}
+
+/// Acts on SIGHUP, SIGUSR1 and SIGUSR2 until shutdown. `running` is the
+/// config file in force (reloaded keys included).
+async fn control_task(
+    mut control: Control,
+    mut running: crate::config::ConfigFile,
+    to: Reloaders,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            Some(()) = control.signals.hup.recv() => reload(&control, &mut running, &to),
+            Some(()) = control.signals.usr1.recv() => log_status(&to.snapshot),
+            Some(()) = control.signals.usr2.recv() => {
+                info!("SIGUSR2 received: pitchside does not use it; ignored (SIGHUP reloads, SIGUSR1 logs a status summary).");
+            }
+        }
+    }
+}
+
+/// SIGHUP: read the config again; apply what can change while running,
+/// name what needs a restart, keep everything on a broken file.
+fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloaders) {
+    let Some(load) = &control.load else {
+        warn!("SIGHUP received, but this is the built-in demo config (no --config): nothing to reload.");
+        return;
+    };
+    info!("SIGHUP received: reloading the config.");
+    let new = match load() {
+        Ok(c) => c,
+        Err(e) => {
+            // One log line: the problems joined, so journald keeps them together.
+            let problems = e
+                .to_string()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && *l != "|")
+                .collect::<Vec<_>>()
+                .join(" / ");
+            error!(problems = %problems, "Config reload failed; still running with the previous config. Fix the file (pitchside check-config --config ...) and send SIGHUP again.");
+            return;
+        }
+    };
+    let plan = crate::reload::plan(running, &new.file);
+    if plan.apply.is_empty() {
+        info!("Config reloaded: nothing that can change while running changed.");
+    } else {
+        info!(changed = %plan.apply.join(", "), "Config reloaded; applied now.");
+    }
+    if !plan.restart.is_empty() {
+        warn!(keys = %plan.restart.join(", "), "Config keys changed that need a restart to take effect (systemctl restart pitchside); running with their old values.");
+    }
+    if plan.apply.is_empty() {
+        return;
+    }
+    to.pipeline
+        .send_replace(Arc::new(Reloadable::from_config(&new)));
+    to.alerts
+        .send_replace(AlertSettings::from_section(&new.file.alerts));
+    if let Ok(mut g) = to.snapshot.lock() {
+        g.health_grace = new.health_grace;
+    }
+    if plan.apply.iter().any(|k| k == "log.level") {
+        if let Err(why) = (control.set_log_level)(&new.file.log.level) {
+            warn!("log.level not changed: {why}");
+        }
+    }
+    *running = crate::reload::merge(running, &new.file);
+}
+
+/// SIGUSR1: one log line with health and the main counters.
+fn log_status(snapshot: &Mutex<MetricsSnapshot>) {
+    let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
+    let health = match crate::telemetry::health(&s, now_micros()) {
+        Ok(()) => "ok".to_string(),
+        Err(why) => format!("unhealthy: {why}"),
+    };
+    let down: Vec<String> = s
+        .sources
+        .down_sources(now_micros())
+        .into_iter()
+        .map(|(name, us)| format!("{name} ({} s)", us / 1_000_000))
+        .collect();
+    info!(
+        health = %health,
+        inputs = s.counters.input_rows,
+        rejected = s.counters.rejected_total(),
+        alerts = s.counters.alerts,
+        fatigue_alerts = s.counters.fatigue_alerts,
+        sources_down = %down.join(", "),
+        spool_files = s.progress.spool_files,
+        uploaded_files = s.uploaded_files_total,
+        upload_failures = s.upload_failures_total,
+        "Status (SIGUSR1)"
+    );
 }

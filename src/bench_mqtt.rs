@@ -73,7 +73,14 @@ impl Gateway {
         std::fs::write(&path, cfg)?;
         let log = std::fs::File::create(dir.join("gateway.log"))?;
         let child = Command::new(std::env::current_exe()?)
-            .args(["run", "--config"])
+            // The child shuts down (draining) when this process dies, even by
+            // SIGKILL or an abort, where the Drop below never runs.
+            .args([
+                "run",
+                "--parent-pid",
+                &std::process::id().to_string(),
+                "--config",
+            ])
             .arg(&path)
             .env("PITCHSIDE_LOG", "warn")
             .stdout(Stdio::null())

@@ -20,7 +20,8 @@
 //! [`pipeline`] (the data-path stage), [`pipeline_task`] (its task in
 //! `run`: journal, flushes, checkpoints), [`journal`], [`checkpoint`],
 //! [`downtime`] (windows the gateway was not running for part of),
-//! [`app`] (wiring for `run`),
+//! [`app`] (wiring for `run`, signals), [`reload`] (SIGHUP), [`preflight`]
+//! (start-up checks shared by `run` and `check-config`),
 //! [`replay`], [`bench`], [`bench_mqtt`].
 
 #![forbid(unsafe_code)]
@@ -39,6 +40,8 @@ pub mod journal;
 pub mod model;
 pub mod pipeline;
 pub mod pipeline_task;
+pub mod preflight;
+pub mod reload;
 pub mod replay;
 pub mod sinks;
 pub mod sources;

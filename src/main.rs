@@ -30,6 +30,10 @@ enum Command {
         /// (default: $PITCHSIDE_BOARD, which the board's systemd drop-in sets).
         #[arg(long, requires = "config")]
         board: Option<PathBuf>,
+        /// Shut down (draining) when the process with this id stops being our
+        /// parent: how `bench-mqtt` makes its gateway die with it.
+        #[arg(long, hide = true)]
+        parent_pid: Option<u32>,
     },
     /// Process a file of input lines, write every table, exit.
     Replay {
@@ -54,7 +58,7 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
         /// Board file (boards/*.toml): its defaults lie under the config, and the
-        /// result must fit the board's memory.
+        /// result must fit the board's memory (default: $PITCHSIDE_BOARD, as for `run`).
         #[arg(long)]
         board: Option<PathBuf>,
     },
@@ -72,6 +76,7 @@ enum Command {
         model_file: PathBuf,
     },
     /// Show the running gateway's state (sources, rates, keys, watermarks, spool, uploads).
+    /// Exit code: 0 healthy, 1 unhealthy (the reason is printed), 2 gateway not reachable.
     Status {
         /// Read metrics.listen from this config (default: the address below).
         #[arg(long)]
@@ -142,52 +147,131 @@ fn load(path: &std::path::Path) -> Result<Config> {
     Ok(config::load(path)?)
 }
 
-fn init_logging(config: Option<&Config>) {
-    let level = std::env::var("PITCHSIDE_LOG")
-        .ok()
-        .or_else(|| config.map(|c| c.file.log.level.clone()))
-        .unwrap_or_else(|| "info".into());
-    let level: tracing::Level = level.parse().unwrap_or(tracing::Level::INFO);
-    let json = config.is_some_and(|c| c.file.log.format == "json");
-    let builder = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false);
-    if json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
+/// `$PITCHSIDE_BOARD` (set by the board's systemd drop-in), for `run` and `check-config`.
+fn board_from_env() -> Option<PathBuf> {
+    std::env::var_os("PITCHSIDE_BOARD")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
+/// `check-config`: the start-up checks of `run` (same errors, same words),
+/// warnings on stderr.
+fn check_startup(cfg: &Config) -> Result<()> {
+    let report = pitchside::preflight::preflight(cfg);
+    let busy = pitchside::preflight::busy(cfg);
+    for w in report.warnings.iter().chain(&busy) {
+        eprintln!("warning: {w}");
+    }
+    report.into_result()?;
+    Ok(())
+}
+
+/// Handle to change the log level of the running process.
+type LevelHandle = tracing_subscriber::reload::Handle<
+    tracing_subscriber::filter::LevelFilter,
+    tracing_subscriber::Registry,
+>;
+
+/// `PITCHSIDE_LOG` when set (and not empty): it overrides `log.level`.
+fn env_log_level() -> Option<String> {
+    std::env::var("PITCHSIDE_LOG")
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
+fn parse_level(level: &str) -> Option<tracing_subscriber::filter::LevelFilter> {
+    level
+        .parse::<tracing::Level>()
+        .ok()
+        .map(tracing_subscriber::filter::LevelFilter::from_level)
+}
+
+fn init_logging(config: Option<&Config>) -> LevelHandle {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let level = env_log_level()
+        .or_else(|| config.map(|c| c.file.log.level.clone()))
+        .unwrap_or_else(|| "info".into());
+    let level = parse_level(&level).unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(level);
+    let json = config.is_some_and(|c| c.file.log.format == "json");
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let text = (!json).then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .with_target(false)
+    });
+    let json = json.then(|| {
+        tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .with_target(false)
+    });
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(text)
+        .with(json)
+        .init();
+    handle
+}
+
+/// Cancels the token on SIGTERM or SIGINT (Ctrl-C), logging which.
 fn shutdown_on_signals() -> CancellationToken {
+    use tokio::signal::unix::{signal, SignalKind};
     let token = CancellationToken::new();
     let t = token.clone();
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
     tokio::spawn(async move {
-        let ctrl_c = tokio::signal::ctrl_c();
-        #[cfg(unix)]
-        {
-            let mut term =
-                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                    Ok(s) => s,
-                    Err(_) => {
-                        let _ = ctrl_c.await;
-                        t.cancel();
-                        return;
-                    }
-                };
-            tokio::select! {
-                _ = ctrl_c => {}
-                _ = term.recv() => {}
+        let name = match (term, int) {
+            (Ok(mut term), Ok(mut int)) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            },
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
             }
-        }
-        #[cfg(not(unix))]
-        let _ = ctrl_c.await;
-        tracing::info!("Signal received: shutting down.");
+        };
+        tracing::info!("{name} received: shutting down (draining).");
         t.cancel();
     });
     token
+}
+
+/// Shuts down (cancels `token`) once `parent` is no longer this process's
+/// parent: it died, and we were handed to init. Polled, so no unsafe
+/// `pre_exec`/`PR_SET_PDEATHSIG` is needed, and a parent that died before
+/// this started is caught on the first check.
+fn exit_with_parent(parent: u32, token: CancellationToken) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
+        loop {
+            tokio::select! {
+                _ = token.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            if std::os::unix::process::parent_id() != parent {
+                tracing::warn!(parent, "Parent process is gone: shutting down (draining).");
+                token.cancel();
+                return;
+            }
+        }
+    });
+}
+
+/// Writes `text` to stdout. A closed stdout (`| head`) is not an error:
+/// the reader has what it wanted, so the command ends quietly.
+fn emit(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("cannot write to stdout")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Prints an error once: its chain, leaving out causes that an outer message
@@ -206,17 +290,31 @@ fn report(e: &anyhow::Error) -> String {
     text
 }
 
+/// A panic anywhere ends the process at once, as `panic = "abort"` would:
+/// a daemon with a dead task must not limp on, and systemd restarts it (the
+/// journal replays what was in flight). The release profile unwinds only so
+/// that the unit tests under qemu can share its compiled dependencies.
+fn abort_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::abort();
+    }));
+}
+
 fn main() -> std::process::ExitCode {
+    abort_on_panic();
     match real_main() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", report(&e));
+            // Not eprintln!: a closed stderr must not turn an error into a panic.
+            let _ = writeln!(std::io::stderr(), "error: {}", report(&e));
             std::process::ExitCode::FAILURE
         }
     }
 }
 
-fn real_main() -> Result<()> {
+fn real_main() -> Result<std::process::ExitCode> {
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -225,25 +323,49 @@ fn real_main() -> Result<()> {
         .context("cannot start the async runtime")?;
     rt.block_on(async move {
         match cli.command {
-            Command::Run { config, board } => {
-                let board = board.or_else(|| {
-                    std::env::var_os("PITCHSIDE_BOARD")
-                        .filter(|v| !v.is_empty())
-                        .map(PathBuf::from)
-                });
+            Command::Run {
+                config,
+                board,
+                parent_pid,
+            } => {
+                let board = board.or_else(board_from_env);
                 let cfg = match (&config, &board) {
                     (Some(p), Some(b)) => config::load_with_board(p, b)?.0,
                     (Some(p), None) => load(p)?,
                     (None, _) => config::parse(config::DEMO, "embedded demo config")?.validate()?,
                 };
-                init_logging(Some(&cfg));
+                let level = init_logging(Some(&cfg));
+                // Before anything else: from here on SIGHUP/SIGUSR1/SIGUSR2 never end the process.
+                let signals = pitchside::app::Signals::install()
+                    .context("cannot install the signal handlers")?;
+                let token = shutdown_on_signals();
                 if config.is_none() {
                     tracing::info!(
                         "No --config given: running the built-in demo (config/demo.toml)."
                     );
                 }
-                let token = shutdown_on_signals();
-                pitchside::app::run(cfg, token).await?;
+                if let Some(parent) = parent_pid {
+                    exit_with_parent(parent, token.clone());
+                }
+                let load: Option<pitchside::app::LoadConfig> = config.map(|path| {
+                    Box::new(move || match &board {
+                        Some(b) => config::load_with_board(&path, b).map(|(c, _)| c),
+                        None => config::load(&path),
+                    }) as pitchside::app::LoadConfig
+                });
+                let set_log_level: pitchside::app::SetLogLevel = Box::new(move |l: &str| {
+                    if let Some(env) = env_log_level() {
+                        return Err(format!("PITCHSIDE_LOG={env} overrides it"));
+                    }
+                    let filter = parse_level(l).ok_or_else(|| format!("{l:?} is not a level"))?;
+                    level.reload(filter).map_err(|e| e.to_string())
+                });
+                let control = pitchside::app::Control {
+                    signals,
+                    load,
+                    set_log_level,
+                };
+                pitchside::app::run_with(cfg, token, Some(control)).await?;
             }
             Command::Replay {
                 config,
@@ -262,26 +384,28 @@ fn real_main() -> Result<()> {
                 let summary =
                     pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
                 // A closed stdout (`| head`) must not turn a finished replay into a failure.
-                let _ = write!(std::io::stdout(), "{summary}");
+                emit(&summary.to_string())?;
             }
             Command::Simulate(args) => simulate(args).await?,
-            Command::CheckConfig { config, board } => match board {
+            Command::CheckConfig { config, board } => match board.or_else(board_from_env) {
                 Some(b) => {
                     let (cfg, board) = config::load_with_board(&config, &b)?;
+                    check_startup(&cfg)?;
                     let i = &board.info;
-                    println!(
-                        "# {}: valid on {} ({}; serial {}; MemoryMax {})\n{}",
+                    emit(&format!(
+                        "# {}: valid on {} ({}; serial {}; MemoryMax {})\n{}\n",
                         config.display(),
                         i.name,
                         i.target,
                         i.serial_device,
                         i.memory_max,
                         cfg.to_toml()
-                    );
+                    ))?;
                 }
                 None => {
                     let cfg = load(&config)?;
-                    println!("# {}: valid\n{}", config.display(), cfg.to_toml());
+                    check_startup(&cfg)?;
+                    emit(&format!("# {}: valid\n{}\n", config.display(), cfg.to_toml()))?;
                 }
             },
             Command::ServiceDropin {
@@ -302,27 +426,45 @@ fn real_main() -> Result<()> {
                     let b = config::Board::load(&p)?;
                     (std::fs::canonicalize(&p).unwrap_or(p), b)
                 };
-                print!("{}", board.systemd_dropin(&path));
+                emit(&board.systemd_dropin(&path))?;
             }
             Command::Status { config, addr } => {
+                use pitchside::status::EXIT_UNREACHABLE;
                 let addr = match &config {
-                    Some(p) => load(p)?.metrics_listen.context(
-                        "metrics.listen is \"\" in that config: the gateway exposes no status",
-                    )?,
+                    Some(p) => match load(p).and_then(|c| {
+                        c.metrics_listen.context(
+                            "metrics.listen is \"\" in that config: the gateway exposes no status",
+                        )
+                    }) {
+                        Ok(a) => a,
+                        Err(e) => {
+                            let _ = writeln!(std::io::stderr(), "error: {}", report(&e));
+                            return Ok(std::process::ExitCode::from(EXIT_UNREACHABLE));
+                        }
+                    },
                     None => addr,
                 };
-                print!("{}", pitchside::status::report(&addr)?);
+                return match pitchside::status::report(&addr) {
+                    Ok(r) => {
+                        emit(&r.text)?;
+                        Ok(std::process::ExitCode::from(r.exit_code()))
+                    }
+                    Err(e) => {
+                        let _ = writeln!(std::io::stderr(), "error: {e}");
+                        Ok(std::process::ExitCode::from(EXIT_UNREACHABLE))
+                    }
+                };
             }
             Command::BenchMqtt(args) => {
                 init_logging(None);
-                print!("{}", pitchside::bench_mqtt::run(&args).await?);
+                emit(&pitchside::bench_mqtt::run(&args).await?)?;
             }
             Command::Bench(args) => {
                 let report = pitchside::bench::run(&args).await?;
-                println!("{report}");
+                emit(&format!("{report}\n"))?;
             }
         }
-        Ok(())
+        Ok(std::process::ExitCode::SUCCESS)
     })
 }
 

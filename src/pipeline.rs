@@ -127,6 +127,13 @@ impl Pipeline {
         }
     }
 
+    /// Applies the settings a config reload (SIGHUP) changes while running:
+    /// the detector threshold and the per-metric ranges (see [`crate::reload`]).
+    pub fn apply_reload(&mut self, r: &crate::reload::Reloadable) {
+        self.detector.set_threshold(r.threshold);
+        self.decoder.set_ranges(r.ranges.clone());
+    }
+
     /// Counters so far.
     pub fn counters(&self) -> &PipelineCounters {
         &self.out.counters

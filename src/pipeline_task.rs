@@ -27,6 +27,8 @@ pub(crate) struct PipelineParts {
     pub(crate) alert_out: Option<AlertSender>,
     pub(crate) checkpoint: Option<Vec<u8>>,
     pub(crate) heartbeat: Heartbeat,
+    /// Reloaded settings (SIGHUP); the current value is already in `config`.
+    pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::reload::Reloadable>>,
 }
 
 pub(crate) async fn pipeline_task(parts: PipelineParts) {
@@ -39,7 +41,9 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         alert_out,
         checkpoint,
         heartbeat,
+        mut reload,
     } = parts;
+    let mut reload_open = true;
     heartbeat.beat();
     let started = now_micros();
     // Before this run writes any journal file or checkpoint.
@@ -100,6 +104,14 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                     send(&tables, p.take_tables(row_group), false, &stats).await;
                 }
             }
+            r = reload.changed(), if reload_open => match r {
+                Ok(()) => {
+                    let new = reload.borrow_and_update().clone();
+                    p.apply_reload(&new);
+                    info!(threshold = new.threshold, ranges = new.ranges.len(), "Pipeline settings reloaded.");
+                }
+                Err(_) => reload_open = false,
+            },
             _ = sync_tick.tick() => recorder.commit(false),
             _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder, &stats).await,
             _ = report.tick() => {
@@ -183,13 +195,14 @@ async fn send(
 async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch, stats: &UploadStats) {
     if b.flush || !b.tables.is_empty() {
         if let Err(lost) = tx.send(b).await {
-            let rows: usize = lost.0.tables.iter().map(|t| t.rows).sum();
-            stats
-                .encoder_lost_rows
-                .fetch_add(rows as u64, Ordering::Relaxed);
+            let mut rows = 0;
+            for t in &lost.0.tables {
+                rows += t.rows;
+                stats.lost_rows[t.table.index()].fetch_add(t.rows as u64, Ordering::Relaxed);
+            }
             error!(
                 rows,
-                "Encoder stopped; these rows are lost (counted in pitchside_encoder_lost_rows_total)."
+                "Encoder stopped; these rows are lost (counted in pitchside_lost_rows_total)."
             );
         }
     }
@@ -272,10 +285,11 @@ fn publish(
         g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
         g.checkpoint_failures_total = s.checkpoint_failures.load(Ordering::Relaxed);
         g.spool_failing_since = s.spool_failing_since.load(Ordering::Relaxed);
+        g.lost_rows_total = std::array::from_fn(|i| s.lost_rows[i].load(Ordering::Relaxed));
+        g.vanished_files_total = s.vanished_files.load(Ordering::Relaxed);
         g.journal_down_since = s.journal_down_since.load(Ordering::Relaxed);
         g.unjournaled_inputs_total = s.unjournaled_inputs.load(Ordering::Relaxed);
         g.journal_failures_total = s.journal_failures.load(Ordering::Relaxed);
-        g.encoder_lost_rows_total = s.encoder_lost_rows.load(Ordering::Relaxed);
     }
 }
 

@@ -24,11 +24,11 @@ fn get(addr: &str, path: &str) -> Result<(u16, String), StatusError> {
     let mut s = TcpStream::connect(addr).map_err(err)?;
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .map_err(err)?;
-    std::io::Write::write_fmt(
-        &mut s,
-        format_args!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
-    )
-    .map_err(err)?;
+    s.set_write_timeout(Some(Duration::from_secs(5)))
+        .map_err(err)?;
+    // The whole request in one write.
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    std::io::Write::write_all(&mut s, request.as_bytes()).map_err(err)?;
     let mut text = String::new();
     s.read_to_string(&mut text).map_err(err)?;
     let code = text
@@ -36,11 +36,44 @@ fn get(addr: &str, path: &str) -> Result<(u16, String), StatusError> {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
+    if code == 0 {
+        return Err(err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "no HTTP answer (is that address really pitchside's metrics.listen?)",
+        )));
+    }
     let body = text
         .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     Ok((code, body))
+}
+
+/// Exit code of `pitchside status` when the gateway answered and is healthy.
+pub const EXIT_HEALTHY: u8 = 0;
+/// Exit code when the gateway answered but `/healthz` says it is unhealthy.
+pub const EXIT_UNHEALTHY: u8 = 1;
+/// Exit code when the gateway could not be asked (not running, wrong address, no answer).
+pub const EXIT_UNREACHABLE: u8 = 2;
+
+/// What `pitchside status` found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The text for a person.
+    pub text: String,
+    /// Whether `/healthz` answered 200.
+    pub healthy: bool,
+}
+
+impl Report {
+    /// [`EXIT_HEALTHY`] or [`EXIT_UNHEALTHY`].
+    pub fn exit_code(&self) -> u8 {
+        if self.healthy {
+            EXIT_HEALTHY
+        } else {
+            EXIT_UNHEALTHY
+        }
+    }
 }
 
 /// Metric name (with labels) → value.
@@ -55,7 +88,7 @@ pub fn parse_metrics(text: &str) -> BTreeMap<String, f64> {
 }
 
 /// The status report for the gateway whose metrics listen on `addr`.
-pub fn report(addr: &str) -> Result<String, StatusError> {
+pub fn report(addr: &str) -> Result<Report, StatusError> {
     let (_, metrics) = get(addr, "/metrics")?;
     let (code, health) = get(addr, "/healthz")?;
     let m = parse_metrics(&metrics);
@@ -82,10 +115,24 @@ pub fn report(addr: &str) -> Result<String, StatusError> {
             health.trim().to_string()
         }
     );
+    let down: Vec<String> = m
+        .iter()
+        .filter_map(|(k, secs)| {
+            let name = k
+                .strip_prefix("pitchside_source_down_seconds{source=\"")?
+                .strip_suffix("\"}")?;
+            Some(format!("{name} for {secs:.0} s"))
+        })
+        .collect();
     let _ = writeln!(
         o,
-        "sources     {} down; serial disconnects {}, MQTT disconnects {}",
+        "sources     {} down{}; serial disconnects {}, MQTT disconnects {}",
         v("pitchside_sources_down"),
+        if down.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", down.join(", "))
+        },
         v("pitchside_serial_disconnects_total"),
         v("pitchside_mqtt_disconnects_total")
     );
@@ -129,7 +176,10 @@ pub fn report(addr: &str) -> Result<String, StatusError> {
         v("pitchside_upload_failures_total"),
         when(v("pitchside_last_upload_seconds"))
     );
-    Ok(o)
+    Ok(Report {
+        text: o,
+        healthy: code == 200,
+    })
 }
 
 #[cfg(test)]

@@ -233,12 +233,15 @@ fn healthz_fails_while_a_source_is_down_and_status_says_so() {
     assert!(wait_until(Duration::from_secs(15), || http_get(
         port, "/healthz"
     )
-    .is_some_and(
-        |r| r.starts_with("HTTP/1.1 503") && r.contains("1 source(s) down")
-    )));
+    .is_some_and(|r| r.starts_with("HTTP/1.1 503")
+        && r.contains(&format!(
+            "source serial:{} down for",
+            tty.display()
+        )))));
     // The status command reads the same endpoint; retried because it races
     // with the gateway's own progress interval under a loaded machine.
-    let status_says = |args: &[&str], wanted: &[&str]| {
+    // Exit code 1 while unhealthy, 0 once healthy.
+    let status_says = |args: &[&str], code: i32, wanted: &[&str]| {
         let mut last = String::new();
         let ok = wait_until(Duration::from_secs(10), || {
             let o = bin().arg("status").args(args).output().unwrap();
@@ -247,12 +250,12 @@ fn healthz_fails_while_a_source_is_down_and_status_says_so() {
                 String::from_utf8_lossy(&o.stdout),
                 String::from_utf8_lossy(&o.stderr)
             );
-            o.status.success() && wanted.iter().all(|w| last.contains(w))
+            o.status.code() == Some(code) && wanted.iter().all(|w| last.contains(w))
         });
         assert!(ok, "status never said {wanted:?}; last:\n{last}");
     };
     let addr = format!("127.0.0.1:{port}");
-    status_says(&["--addr", &addr], &["unhealthy", "sources     1 down"]);
+    status_says(&["--addr", &addr], 1, &["unhealthy", "sources     1 down"]);
 
     let pty = Pty::open(&tty);
     gw.log
@@ -264,6 +267,7 @@ fn healthz_fails_while_a_source_is_down_and_status_says_so() {
     let cfg_arg = cfg.display().to_string();
     status_says(
         &["--config", &cfg_arg],
+        0,
         &["health      ok", "sources     0 down"],
     );
     drop(pty);

@@ -29,6 +29,8 @@ fn the_unit_file_passes_systemd_analyze_verify_without_warnings() {
             && unit.contains("SupplementaryGroups=dialout")
             && unit.contains("StateDirectory=pitchside")
     );
+    // `systemctl reload` sends SIGHUP, which reloads the config (tests/signals.rs).
+    assert!(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"));
     // verify checks that ExecStart exists: point it at the binary under test.
     let path = dir.path().join("pitchside.service");
     std::fs::write(

@@ -105,13 +105,18 @@ impl Board {
 
     /// The venue config with this board's defaults under it.
     pub fn apply(&self, venue_text: &str, origin: &str) -> Result<ConfigFile, ConfigError> {
+        match super::structure(self.merged(venue_text, origin)?, origin) {
+            (Some(file), problems) if problems.is_empty() => Ok(file),
+            (_, problems) => Err(ConfigError::Invalid { problems }),
+        }
+    }
+
+    fn merged(&self, venue_text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
         let venue: toml::Table =
             toml::from_str(venue_text).map_err(|e| parse_err(origin, e.to_string()))?;
         let mut merged = self.defaults.clone();
         merge(&mut merged, venue);
-        merged
-            .try_into()
-            .map_err(|e: toml::de::Error| parse_err(origin, e.to_string()))
+        Ok(merged)
     }
 
     /// Checks that a config built with this board fits the board's memory:
@@ -213,7 +218,7 @@ pub fn load_with_board(venue: &Path, board: &Path) -> Result<(super::Config, Boa
         path: origin.clone(),
         source,
     })?;
-    let c = b.apply(&text, &origin)?.validate()?;
+    let c = super::build(b.merged(&text, &origin)?, &origin)?;
     b.check_fits(&c)?;
     Ok((c, b))
 }

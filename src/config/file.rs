@@ -231,7 +231,7 @@ fn default_permanent_retry() -> String {
 /// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
 /// `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` (and the rest of the AWS
 /// environment), or from the files named here — never from this file.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct S3Section {
     /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …); empty for AWS.
@@ -246,11 +246,34 @@ pub struct S3Section {
     pub access_key_id_file: String,
     /// File holding the secret access key.
     pub secret_access_key_file: String,
+    /// `"explicit"` (default): keys from the environment or the files above;
+    /// start-up refuses when there are none. `"instance"`: without them, ask
+    /// the EC2 instance metadata service (an instance profile).
+    pub credentials: String,
+}
+
+impl Default for S3Section {
+    fn default() -> Self {
+        S3Section {
+            endpoint: String::new(),
+            region: String::new(),
+            path_style: false,
+            allow_http: false,
+            access_key_id_file: String::new(),
+            secret_access_key_file: String::new(),
+            credentials: default_credentials(),
+        }
+    }
+}
+
+/// `credentials` of the cloud store sections.
+pub fn default_credentials() -> String {
+    "explicit".into()
 }
 
 /// `[output.azure]`. The key comes from `AZURE_STORAGE_ACCOUNT_KEY` or the
 /// file named here.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AzureSection {
     /// Storage account name (default: `AZURE_STORAGE_ACCOUNT_NAME`).
@@ -261,14 +284,43 @@ pub struct AzureSection {
     pub allow_http: bool,
     /// File holding the account key.
     pub access_key_file: String,
+    /// `"explicit"` (default): a key, SAS token or service principal from the
+    /// environment, or the file above. `"instance"`: without them, use the
+    /// VM's managed identity (instance metadata service).
+    pub credentials: String,
+}
+
+impl Default for AzureSection {
+    fn default() -> Self {
+        AzureSection {
+            account: String::new(),
+            endpoint: String::new(),
+            allow_http: false,
+            access_key_file: String::new(),
+            credentials: default_credentials(),
+        }
+    }
 }
 
 /// `[output.gcs]`. Credentials from `GOOGLE_SERVICE_ACCOUNT` or the file named here.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GcsSection {
     /// Service account JSON key file.
     pub service_account_file: String,
+    /// `"explicit"` (default): a service account key from the environment,
+    /// the file above or gcloud's application default credentials.
+    /// `"instance"`: without them, use the VM's service account (metadata server).
+    pub credentials: String,
+}
+
+impl Default for GcsSection {
+    fn default() -> Self {
+        GcsSection {
+            service_account_file: String::new(),
+            credentials: default_credentials(),
+        }
+    }
 }
 
 fn default_flush_interval() -> String {

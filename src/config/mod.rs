@@ -7,30 +7,77 @@
 
 mod board;
 mod file;
+mod schema;
 mod sources;
 mod validate;
 
 pub use board::{detect as detect_board, load_with_board, Board, BoardInfo};
 pub use file::*;
+pub use schema::exact_size;
 pub use validate::{Config, ConfigError, MetricRange};
 
 use std::path::Path;
 
-/// Reads, parses and validates a config file.
+/// Reads, parses and validates a config file. Every problem — unknown keys,
+/// values of the wrong type, missing keys, invalid values — is reported at once.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.display().to_string(),
         source,
     })?;
-    parse(&text, &path.display().to_string())?.validate()
+    parse_validated(&text, &path.display().to_string())
 }
 
 /// Parses TOML text into a [`ConfigFile`] (defaults filled, not yet validated).
+/// Unknown keys, values of the wrong type and missing keys are all reported.
 pub fn parse(text: &str, origin: &str) -> Result<ConfigFile, ConfigError> {
+    match structure(toml_table(text, origin)?, origin) {
+        (Some(file), problems) if problems.is_empty() => Ok(file),
+        (_, problems) => Err(ConfigError::Invalid { problems }),
+    }
+}
+
+/// Parses and validates TOML text, reporting every problem of either step.
+pub fn parse_validated(text: &str, origin: &str) -> Result<Config, ConfigError> {
+    build(toml_table(text, origin)?, origin)
+}
+
+/// TOML syntax (one error: the parser cannot go on past it).
+fn toml_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
     toml::from_str(text).map_err(|e| ConfigError::Parse {
         origin: origin.to_string(),
         message: e.to_string(),
     })
+}
+
+/// Checks the shape of `table` against the schema and deserializes what is
+/// left of it: the file (if the remaining keys are enough) and every problem.
+fn structure(mut table: toml::Table, origin: &str) -> (Option<ConfigFile>, Vec<String>) {
+    let mut problems = schema::check(&mut table);
+    match toml::Value::Table(table).try_into::<ConfigFile>() {
+        Ok(file) => (Some(file), problems),
+        Err(e) => {
+            if problems.is_empty() {
+                // The schema let through something serde refuses: say what serde says.
+                problems.push(format!("{origin}: {}", e.message()));
+            }
+            (None, problems)
+        }
+    }
+}
+
+/// Shape and values of a parsed table, every problem of both at once.
+fn build(table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
+    let (file, mut problems) = structure(table, origin);
+    if let Some(file) = file {
+        match file.validate() {
+            Ok(c) if problems.is_empty() => return Ok(c),
+            Ok(_) => {}
+            Err(ConfigError::Invalid { problems: more }) => problems.extend(more),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(ConfigError::Invalid { problems })
 }
 
 /// The built-in demo configuration (`config/demo.toml`): simulator → `./outbox`.

@@ -157,3 +157,104 @@ fn generic_range_metric_names_follow_the_metric_rule() {
         .to_string();
     assert!(err.contains("limits.range[0].metric"), "{err}");
 }
+
+/// Every problem `load` finds in `extra` appended to [`MINIMAL`], as one text.
+fn load_problems(extra: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("venue.toml");
+    std::fs::write(&path, format!("{MINIMAL}{extra}")).unwrap();
+    load(&path).unwrap_err().to_string()
+}
+
+#[test]
+fn a_typo_and_a_type_error_in_one_file_are_both_reported() {
+    let err = load_problems("[detector]\nwindw = 5\n[windows]\nwatermark_delay = 30\n");
+    assert!(
+        err.contains("detector.windw: unknown key in [detector]; did you mean window?"),
+        "{err}"
+    );
+    assert!(err.contains("windows.watermark_delay:"), "{err}");
+}
+
+#[test]
+fn a_number_for_a_duration_suggests_the_duration_string() {
+    let err = load_problems("[windows]\nwatermark_delay = 30\n");
+    assert!(
+        err.contains("windows.watermark_delay: must be a duration string such as \"30s\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("write \"30s\" if you meant 30 seconds"),
+        "{err}"
+    );
+    assert!(!err.contains("expected a string"), "library words: {err}");
+}
+
+#[test]
+fn a_number_for_a_size_suggests_a_size_string() {
+    let err = load_problems("spool_max_bytes = 268435456\n");
+    assert!(
+        err.contains("output.spool_max_bytes: must be a size string such as \"256MiB\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("write \"256MiB\" if you meant 268435456 bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn whole_numbers_are_asked_for_in_words() {
+    let err = load_problems("[detector]\nwindow = -1\nmax_keys = \"100\"\nthreshold = \"high\"\n");
+    assert!(
+        err.contains("detector.window: must be a whole number ≥ 0, but it is the number -1"),
+        "{err}"
+    );
+    assert!(err.contains("detector.max_keys: must be a whole number ≥ 0, but it is the text \"100\"; write 100 without quotes"), "{err}");
+    assert!(
+        err.contains("detector.threshold: must be a number"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("u32") && !err.contains("expected"),
+        "library words: {err}"
+    );
+}
+
+#[test]
+fn shape_problems_and_value_problems_are_reported_together() {
+    let err = load_problems("compression = \"lz4\"\nraw = \"yes\"\n[detector]\nwindw = 5\n");
+    for key in ["output.compression", "output.raw", "detector.windw"] {
+        assert!(err.contains(key), "missing {key} in:\n{err}");
+    }
+}
+
+#[test]
+fn every_missing_required_key_is_listed() {
+    let err = parse("[venue]\nid = \"v\"\n", "test")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("venue.gateway_id: required but missing"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[output]: this section is required but missing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_key_in_the_wrong_section_is_sent_to_its_section() {
+    let err = load_problems("[detector]\nspool_dir = \"/x\"\n");
+    assert!(err.contains("spool_dir belongs in [output]"), "{err}");
+}
+
+#[test]
+fn a_single_bracket_list_section_is_explained() {
+    let err = load_problems("[sources.serial]\npath = \"/dev/ttyUSB0\"\n");
+    assert!(
+        err.contains("write [[sources.serial]] (double brackets)"),
+        "{err}"
+    );
+}

@@ -359,6 +359,26 @@ impl ConfigFile {
                 )
             });
         }
+        for (key, credentials) in [
+            (
+                "output.s3.credentials",
+                o.s3.as_ref().map(|s| &s.credentials),
+            ),
+            (
+                "output.azure.credentials",
+                o.azure.as_ref().map(|s| &s.credentials),
+            ),
+            (
+                "output.gcs.credentials",
+                o.gcs.as_ref().map(|s| &s.credentials),
+            ),
+        ] {
+            if let Some(c) = credentials {
+                p.check(matches!(c.as_str(), "explicit" | "instance"), || {
+                    format!("{key}: {c:?} must be \"explicit\" (credentials from the environment or files) or \"instance\" (the cloud's instance metadata service)")
+                });
+            }
+        }
         let m = &f.metrics;
         let progress_interval = p.duration(
             "metrics.progress_interval",

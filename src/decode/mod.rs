@@ -48,6 +48,11 @@ impl Decoder {
         }
     }
 
+    /// Replaces the per-metric ranges (config reload).
+    pub fn set_ranges(&mut self, ranges: Vec<MetricRange>) {
+        self.ranges = ranges;
+    }
+
     /// Decodes one input. `clock` is the wall clock (used on live sources only).
     pub fn decode(&self, input: &RawInput, clock: Micros) -> Decoded {
         if let Some(crate::model::FramingError::TooLarge { len }) = input.framing_error {

@@ -113,6 +113,11 @@ impl Detector {
         }
     }
 
+    /// Sets the alert threshold (config reload); state is unaffected.
+    pub fn set_threshold(&mut self, threshold: f64) {
+        self.p.threshold = threshold;
+    }
+
     /// Moves "now" forward to `t` if it is later (call once per accepted event).
     pub fn advance(&mut self, t: Micros) {
         self.now = self.now.max(t);

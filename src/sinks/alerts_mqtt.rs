@@ -48,6 +48,30 @@ impl AlertSender {
     }
 }
 
+/// The alert output's settings that a reload (SIGHUP) may change while it
+/// runs: `alerts.topic_prefix`, `alerts.queue`, `alerts.when_full`. The
+/// broker connection (`[alerts.mqtt]`) needs a restart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertSettings {
+    /// Topic prefix.
+    pub prefix: String,
+    /// Queue capacity.
+    pub capacity: usize,
+    /// Drop the oldest alert when full (else the newest).
+    pub drop_oldest: bool,
+}
+
+impl AlertSettings {
+    /// The settings of `[alerts]`.
+    pub fn from_section(section: &AlertsSection) -> AlertSettings {
+        AlertSettings {
+            prefix: section.topic_prefix.clone(),
+            capacity: section.queue as usize,
+            drop_oldest: section.when_full != "drop-newest",
+        }
+    }
+}
+
 /// One alert ready to publish.
 #[derive(Debug, Clone)]
 struct Message {
@@ -58,14 +82,13 @@ struct Message {
 /// Publishes alerts to the `[alerts.mqtt]` broker.
 pub struct AlertPublisher {
     addr: String,
-    prefix: String,
+    cfg: AlertSettings,
+    reload: Option<tokio::sync::watch::Receiver<AlertSettings>>,
     venue_id: String,
     gateway_id: String,
     client: AsyncClient,
     eventloop: EventLoop,
     queue: VecDeque<Message>,
-    capacity: usize,
-    drop_oldest: bool,
     /// Handed to rumqttc, in order; the packet id once it went out.
     sent: VecDeque<(Option<u16>, Message)>,
     connected: bool,
@@ -86,14 +109,13 @@ impl AlertPublisher {
         let (tx, rx) = mpsc::channel(4096);
         let publisher = AlertPublisher {
             addr: broker.addr,
-            prefix: section.topic_prefix.clone(),
+            cfg: AlertSettings::from_section(section),
+            reload: None,
             venue_id: venue_id.to_string(),
             gateway_id: gateway_id.to_string(),
             client,
             eventloop,
             queue: VecDeque::new(),
-            capacity: section.queue as usize,
-            drop_oldest: section.when_full != "drop-newest",
             sent: VecDeque::new(),
             connected: false,
             stats: stats.clone(),
@@ -102,13 +124,48 @@ impl AlertPublisher {
         (publisher, AlertSender { tx, stats }, rx)
     }
 
+    /// Takes new [`AlertSettings`] from `rx` whenever they change (config reload).
+    pub fn with_reload(mut self, rx: tokio::sync::watch::Receiver<AlertSettings>) -> Self {
+        self.reload = Some(rx);
+        self
+    }
+
+    /// Applies reloaded settings, if any; a smaller queue drops (and counts) the excess.
+    fn refresh(
+        reload: &mut Option<tokio::sync::watch::Receiver<AlertSettings>>,
+        cfg: &mut AlertSettings,
+        queue: &mut VecDeque<Message>,
+        stats: &SourceStats,
+    ) {
+        let Some(rx) = reload else { return };
+        if !rx.has_changed().unwrap_or(false) {
+            return;
+        }
+        let new = rx.borrow_and_update().clone();
+        if new == *cfg {
+            return;
+        }
+        let mut dropped = 0;
+        while queue.len() > new.capacity.max(1) {
+            if new.drop_oldest {
+                queue.pop_front();
+            } else {
+                queue.pop_back();
+            }
+            SourceStats::inc(&stats.alerts_dropped);
+            dropped += 1;
+        }
+        info!(prefix = %new.prefix, queue = new.capacity, drop_oldest = new.drop_oldest, dropped, "Alert output settings reloaded.");
+        *cfg = new;
+    }
+
     /// Runs until `rx` closes (the pipeline stopped) and the queue is sent,
     /// or [`SHUTDOWN_DRAIN`] after that.
     pub async fn run(mut self, mut rx: mpsc::Receiver<LiveAlert>) {
         let mut backoff = Backoff::default();
         let mut last_error: Option<String> = None;
         let mut deadline: Option<Instant> = None;
-        info!(broker = %self.addr, prefix = %self.prefix, "MQTT alert output connecting.");
+        info!(broker = %self.addr, prefix = %self.cfg.prefix, "MQTT alert output connecting.");
         loop {
             if deadline.is_some() && self.queue.is_empty() && self.sent.is_empty() {
                 break;
@@ -121,11 +178,14 @@ impl AlertPublisher {
                     tokio::select! {
                         a = rx.recv(), if deadline.is_none() => match a {
                             Some(a) => {
-                                Self::enqueue(&mut self.queue, self.capacity, self.drop_oldest, &self.stats, &mut self.drop_log, Self::render(&self.prefix, &self.venue_id, &self.gateway_id, a));
+                                Self::refresh(&mut self.reload, &mut self.cfg, &mut self.queue, &self.stats);
+                                Self::enqueue(&mut self.queue, self.cfg.capacity, self.cfg.drop_oldest, &self.stats, &mut self.drop_log, Self::render(&self.cfg.prefix, &self.venue_id, &self.gateway_id, a));
                                 if self.connected {
                                     Self::flush(&self.client, &mut self.queue, &mut self.sent);
                                 }
                             }
+                            // The pipeline stopped: wait (bounded) only for what is unsent.
+                            None if self.queue.is_empty() && self.sent.is_empty() => break None,
                             None => deadline = Some(Instant::now() + SHUTDOWN_DRAIN),
                         },
                         _ = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => break None,
@@ -214,9 +274,11 @@ impl AlertPublisher {
                 _ = tokio::time::sleep_until(until) => return deadline.is_some_and(|dl| dl <= Instant::now()),
                 a = rx.recv(), if deadline.is_none() => match a {
                     Some(a) => {
-                        let m = Self::render(&self.prefix, &self.venue_id, &self.gateway_id, a);
-                        Self::enqueue(&mut self.queue, self.capacity, self.drop_oldest, &self.stats, &mut self.drop_log, m);
+                        Self::refresh(&mut self.reload, &mut self.cfg, &mut self.queue, &self.stats);
+                        let m = Self::render(&self.cfg.prefix, &self.venue_id, &self.gateway_id, a);
+                        Self::enqueue(&mut self.queue, self.cfg.capacity, self.cfg.drop_oldest, &self.stats, &mut self.drop_log, m);
                     }
+                    None if self.queue.is_empty() && self.sent.is_empty() => return true,
                     None => *deadline = Some(Instant::now() + SHUTDOWN_DRAIN),
                 },
             }

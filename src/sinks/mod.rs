@@ -3,6 +3,7 @@
 pub mod alerts_mqtt;
 pub mod parquet;
 pub mod spool;
+pub mod spool_queue;
 pub mod store;
 pub mod upload;
 pub mod writer;

@@ -146,6 +146,13 @@ impl<W: Write + Send> ParquetFile<W> {
         Ok(())
     }
 
+    /// Pushes buffered bytes to the output, so a full disk shows now.
+    pub fn flush(&mut self) -> Result<(), ParquetError> {
+        self.writer
+            .flush()
+            .map_err(|e| ParquetError::External(Box::new(e)))
+    }
+
     /// Writes the footer and returns the output.
     pub fn finish(self) -> Result<W, ParquetError> {
         self.writer.into_inner()

@@ -44,6 +44,17 @@ pub enum StoreError {
         /// The store's error.
         source: object_store::Error,
     },
+    /// No credentials were configured, so the store's client asked the
+    /// cloud's instance metadata service, which gave none. Permanent.
+    #[error("upload of {key} to {url} failed: the store's credentials could not be obtained from the cloud's instance metadata service ({source}); configure credentials (see output.s3 / output.azure / output.gcs in the README), or on a cloud VM check its instance role or managed identity")]
+    Credentials {
+        /// Store URL.
+        url: String,
+        /// Object key.
+        key: String,
+        /// The store's error.
+        source: object_store::Error,
+    },
     /// An upload attempt took longer than `output.upload_timeout`.
     #[error("upload of {key} to {url} timed out after {secs} s")]
     Timeout {
@@ -62,12 +73,89 @@ impl StoreError {
         matches!(
             self,
             StoreError::Config { .. }
+                | StoreError::Credentials { .. }
                 | StoreError::Put {
                     permanent: true,
                     ..
                 }
         )
     }
+}
+
+/// Addresses and paths of the clouds' instance metadata services (AWS IMDS
+/// and ECS, Azure IMDS, GCE metadata server). An error from one of them is
+/// about credentials: retrying soon does not help.
+const METADATA_SERVICE: [&str; 8] = [
+    "169.254.169.254",
+    "169.254.170.2",
+    "fd00:ec2::254",
+    "metadata.google.internal",
+    "/latest/api/token",
+    "/latest/meta-data/",
+    "/computeMetadata/",
+    "/metadata/identity/oauth2/token",
+];
+
+/// Whether `e` (or a cause of it) is a request to an instance metadata service.
+fn from_metadata_service(e: &object_store::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if METADATA_SERVICE.iter().any(|m| text.contains(m)) {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// How credentials may be given for each cloud, for the error when none are.
+const S3_CREDENTIALS: &str = "no credentials for this S3 store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys) in the service's environment, or name files holding them with output.s3.access_key_id_file and output.s3.secret_access_key_file (web identity, AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN, and ECS task roles, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, work too); on an EC2 instance with an instance profile, set output.s3.credentials = \"instance\"";
+const AZURE_CREDENTIALS: &str = "no credentials for this Azure store: set AZURE_STORAGE_ACCOUNT_KEY (or AZURE_STORAGE_SAS_TOKEN, or a service principal: AZURE_CLIENT_ID, AZURE_CLIENT_SECRET and AZURE_TENANT_ID) in the service's environment, or name a file holding the account key with output.azure.access_key_file; on an Azure VM with a managed identity, set output.azure.credentials = \"instance\"";
+const GCS_CREDENTIALS: &str = "no credentials for this GCS store: set GOOGLE_SERVICE_ACCOUNT (the path of a service account JSON key), GOOGLE_SERVICE_ACCOUNT_KEY (the key itself) or GOOGLE_APPLICATION_CREDENTIALS in the service's environment, or name the key file with output.gcs.service_account_file; on a Compute Engine VM with a service account, set output.gcs.credentials = \"instance\"";
+
+fn s3_has_credentials(b: &AmazonS3Builder) -> bool {
+    use object_store::aws::AmazonS3ConfigKey as K;
+    let has = |k: K| b.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    has(K::AccessKeyId)
+        || has(K::SecretAccessKey)
+        || (has(K::WebIdentityTokenFile) && has(K::RoleArn))
+        || has(K::ContainerCredentialsRelativeUri)
+        || has(K::ContainerCredentialsFullUri)
+        || b.get_config_value(&K::SkipSignature).as_deref() == Some("true")
+}
+
+fn azure_has_credentials(b: &MicrosoftAzureBuilder) -> bool {
+    use object_store::azure::AzureConfigKey as K;
+    let has = |k: K| b.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    let on = |k: K| b.get_config_value(&k).as_deref() == Some("true");
+    has(K::AccessKey)
+        || has(K::Token)
+        || has(K::SasKey)
+        || (has(K::ClientId)
+            && has(K::AuthorityId)
+            && (has(K::ClientSecret) || has(K::FederatedTokenFile)))
+        || has(K::MsiEndpoint)
+        || has(K::CredentialType)
+        || on(K::UseAzureCli)
+        || on(K::UseEmulator)
+        || on(K::SkipSignature)
+}
+
+fn gcs_has_credentials(b: &GoogleCloudStorageBuilder) -> bool {
+    use object_store::gcp::GoogleConfigKey as K;
+    let has = |k: K| b.get_config_value(&k).is_some_and(|v| !v.is_empty());
+    // gcloud's application default credentials, which the builder reads too.
+    let adc = std::env::var_os("HOME").is_some_and(|h| {
+        std::path::Path::new(&h)
+            .join(".config/gcloud/application_default_credentials.json")
+            .exists()
+    });
+    has(K::ServiceAccount)
+        || has(K::ServiceAccountKey)
+        || has(K::ApplicationCredentials)
+        || b.get_config_value(&K::SkipSignature).as_deref() == Some("true")
+        || adc
 }
 
 fn permanent(e: &object_store::Error) -> bool {
@@ -180,6 +268,9 @@ impl Store {
             )? {
                 b = b.with_secret_access_key(k);
             }
+            if s.credentials != "instance" && !s3_has_credentials(&b) {
+                return Err(cfg_err(S3_CREDENTIALS.into()));
+            }
             (
                 Arc::new(b.build().map_err(|e| cfg_err(e.to_string()))?),
                 prefix,
@@ -201,6 +292,9 @@ impl Store {
             if let Some(k) = read_secret(url, "output.azure.access_key_file", &s.access_key_file)? {
                 b = b.with_access_key(k);
             }
+            if s.credentials != "instance" && !azure_has_credentials(&b) {
+                return Err(cfg_err(AZURE_CREDENTIALS.into()));
+            }
             (
                 Arc::new(b.build().map_err(|e| cfg_err(e.to_string()))?),
                 prefix,
@@ -213,7 +307,16 @@ impl Store {
                 .with_retry(retry)
                 .with_client_options(client);
             if !s.service_account_file.is_empty() {
+                // Read here too, so that a missing file is named with its key.
+                read_secret(
+                    url,
+                    "output.gcs.service_account_file",
+                    &s.service_account_file,
+                )?;
                 b = b.with_service_account_path(&s.service_account_file);
+            }
+            if s.credentials != "instance" && !gcs_has_credentials(&b) {
+                return Err(cfg_err(GCS_CREDENTIALS.into()));
             }
             (
                 Arc::new(b.build().map_err(|e| cfg_err(e.to_string()))?),
@@ -267,6 +370,11 @@ impl Store {
         let put = self.inner.put(&path, PutPayload::from(bytes));
         match tokio::time::timeout(self.timeout, put).await {
             Ok(Ok(_)) => Ok(()),
+            Ok(Err(source)) if from_metadata_service(&source) => Err(StoreError::Credentials {
+                url: self.url.clone(),
+                key: key.to_string(),
+                source,
+            }),
             Ok(Err(source)) => Err(StoreError::Put {
                 url: self.url.clone(),
                 key: key.to_string(),
@@ -356,5 +464,102 @@ mod tests {
             source: "connection refused".into(),
         };
         assert!(!permanent(&generic));
+    }
+
+    #[test]
+    fn an_instance_metadata_error_is_a_permanent_credentials_error() {
+        // As seen in the field: no credentials configured, so IMDS was asked.
+        let e = object_store::Error::Generic {
+            store: "S3",
+            source: "Error performing PUT http://169.254.169.254/latest/api/token in 2.1ms - Server returned non-2xx status code: 403 Forbidden".into(),
+        };
+        assert!(from_metadata_service(&e));
+        let not = object_store::Error::Generic {
+            store: "S3",
+            source: "Error performing PUT https://bucket.s3.amazonaws.com/raw/x in 30s - error sending request".into(),
+        };
+        assert!(
+            !from_metadata_service(&not),
+            "an ordinary outage stays transient"
+        );
+    }
+
+    /// An HTTP server on loopback that answers every request with 403, as the
+    /// metadata address answers on some networks.
+    fn forbidding_server() -> std::net::SocketAddr {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let mut buf = [0u8; 4096];
+                let _ = conn.read(&mut buf);
+                let _ = conn.write_all(
+                    b"HTTP/1.1 403 Forbidden\r\ncontent-length: 9\r\nconnection: close\r\n\r\nforbidden",
+                );
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn an_upload_refused_by_the_metadata_service_is_permanent_and_says_credentials() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let meta = forbidding_server();
+        let s3 = AmazonS3Builder::new()
+            .with_bucket_name("b")
+            .with_region("us-east-1")
+            .with_endpoint("http://127.0.0.1:9")
+            .with_allow_http(true)
+            .with_metadata_endpoint(format!("http://{meta}"))
+            .with_retry(RetryConfig {
+                max_retries: 0,
+                ..RetryConfig::default()
+            })
+            .build()
+            .unwrap();
+        let store = Store {
+            url: "s3://b".into(),
+            inner: Arc::new(s3),
+            prefix: String::new(),
+            timeout: Duration::from_secs(10),
+        };
+        let e = store.put("raw/x.parquet", vec![1, 2, 3]).await.unwrap_err();
+        assert!(e.is_permanent(), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("credentials") && text.contains("metadata"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_cloud_store_without_credentials_is_refused_naming_where_they_come_from() {
+        // Only meaningful without cloud credentials in this process's environment.
+        let cloud_env = std::env::vars().any(|(k, _)| {
+            k.starts_with("AWS_") || k.starts_with("AZURE_") || k.starts_with("GOOGLE_")
+        });
+        if cloud_env {
+            eprintln!("SKIPPED: cloud credentials in the environment");
+            return;
+        }
+        let t = Duration::from_secs(5);
+        for (store, wanted) in [
+            ("s3://b/p", "AWS_ACCESS_KEY_ID"),
+            ("az://c/p", "AZURE_STORAGE_ACCOUNT_KEY"),
+            ("gs://b/p", "GOOGLE_SERVICE_ACCOUNT"),
+        ] {
+            let mut o: OutputSection =
+                toml::from_str(&format!("store = \"{store}\"\nspool_dir = \"/tmp/s\"\n")).unwrap();
+            if store.starts_with("az") {
+                o.azure = Some(crate::config::AzureSection {
+                    account: "acct".into(),
+                    ..Default::default()
+                });
+            }
+            let e = Store::from_settings(&o, t).unwrap_err();
+            assert!(e.is_permanent() && e.to_string().contains(wanted), "{e}");
+            assert!(e.to_string().contains("credentials = \"instance\""), "{e}");
+        }
     }
 }

@@ -4,18 +4,17 @@
 //! jitter, capped at [`MAX_BACKOFF`]; permanent ones (credentials, a missing
 //! bucket) are logged at ERROR and retried every `output.permanent_retry`.
 //!
-//! The uploader also owns the spool's ceiling: when the files waiting exceed
-//! `output.spool_max_bytes`, or the disk's free space drops under
-//! `output.min_free_disk`, it deletes the lowest-priority files first (raw,
-//! then progress, rejects, late, windows; alerts last), oldest first within
-//! a table, each one logged at ERROR and counted.
+//! The files waiting and the spool's ceilings live in
+//! [`super::spool_queue::SpoolQueue`], shared with the encoder; the
+//! uploader enforces the ceilings while uploads fail.
 
-use super::spool::{remove_uploaded, SpooledFile};
+use super::spool::SpooledFile;
+pub use super::spool_queue::{free_disk, SpoolLimits};
+use super::spool_queue::{lock, SharedQueue, SpoolQueue};
 use super::store::Store;
 use crate::sources::simulator::Rng;
 use crate::telemetry::UploadStats;
 use crate::timefmt::now_micros;
-use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,178 +26,75 @@ pub const MIN_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest retry delay.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
-/// The spool's ceilings.
-#[derive(Debug, Clone)]
-pub struct SpoolLimits {
-    /// The spool folder (its filesystem is checked for free space).
-    pub root: std::path::PathBuf,
-    /// Most bytes of files waiting.
-    pub max_bytes: u64,
-    /// Free space to leave on the filesystem.
-    pub min_free_disk: u64,
-    /// Retry interval after a permanent error.
-    pub permanent_retry: Duration,
-}
-
-impl SpoolLimits {
-    /// No ceiling (replay into a folder).
-    pub fn unbounded(root: std::path::PathBuf) -> SpoolLimits {
-        SpoolLimits {
-            root,
-            max_bytes: u64::MAX,
-            min_free_disk: 0,
-            permanent_retry: Duration::from_secs(300),
-        }
-    }
-}
-
-/// Free bytes for unprivileged users on the filesystem holding `path`.
-pub fn free_disk(path: &std::path::Path) -> Option<u64> {
-    nix::sys::statvfs::statvfs(path)
-        .ok()
-        // The fields are 32 bits wide on 32-bit targets (armv7): the casts matter there.
-        .map(|s| {
-            #[allow(clippy::unnecessary_cast)]
-            let free = s.blocks_available() as u64 * s.fragment_size() as u64;
-            free
-        })
-}
-
 /// Uploads spooled files.
 pub struct Uploader {
     store: Store,
     stats: Arc<UploadStats>,
-    queue: BTreeSet<SpooledFile>,
-    queued_bytes: u64,
-    limits: SpoolLimits,
+    queue: SharedQueue,
+    permanent_retry: Duration,
     failures_in_row: u32,
     rng: Rng,
 }
 
 impl Uploader {
-    /// An uploader with `pending` files already waiting.
+    /// An uploader with `pending` files already waiting, and a queue of its own.
     pub fn new(
         store: Store,
         stats: Arc<UploadStats>,
         pending: Vec<SpooledFile>,
         limits: SpoolLimits,
     ) -> Uploader {
-        let mut u = Uploader {
+        let queue = SpoolQueue::new(pending, limits, stats.clone()).shared();
+        Uploader::with_queue(store, stats, queue)
+    }
+
+    /// An uploader of a queue it shares with the encoder.
+    pub fn with_queue(store: Store, stats: Arc<UploadStats>, queue: SharedQueue) -> Uploader {
+        let permanent_retry = lock(&queue).limits().permanent_retry;
+        Uploader {
             store,
             stats,
-            queue: BTreeSet::new(),
-            queued_bytes: 0,
-            limits,
+            queue,
+            permanent_retry,
             failures_in_row: 0,
             rng: Rng::new(now_micros() as u64),
-        };
-        for f in pending {
-            u.queued_bytes += f.size;
-            u.queue.insert(f);
         }
-        u.enforce_limits();
-        u
-    }
-
-    /// Adds a newly spooled file, then keeps the spool inside its ceilings.
-    pub fn enqueue(&mut self, f: SpooledFile) {
-        let size = f.size;
-        if self.queue.insert(f) {
-            self.queued_bytes += size;
-        }
-        self.enforce_limits();
-    }
-
-    fn publish_gauges(&self) {
-        self.stats
-            .spool_files
-            .store(self.queue.len() as u64, Ordering::Relaxed);
-        self.stats
-            .spool_bytes
-            .store(self.queued_bytes, Ordering::Relaxed);
-    }
-
-    fn over_limits(&self) -> bool {
-        if self.queued_bytes > self.limits.max_bytes {
-            return true;
-        }
-        self.limits.min_free_disk > 0
-            && free_disk(&self.limits.root).is_some_and(|free| free < self.limits.min_free_disk)
-    }
-
-    /// Deletes the lowest-priority files until the spool is inside its ceilings.
-    fn enforce_limits(&mut self) {
-        while !self.queue.is_empty() && self.over_limits() {
-            // The lowest-priority table present, and its oldest file.
-            let Some(worst) = self.queue.last().map(|f| f.table) else {
-                break;
-            };
-            let Some(victim) = self.queue.iter().find(|f| f.table == worst).cloned() else {
-                break;
-            };
-            self.queue.remove(&victim);
-            self.queued_bytes -= victim.size.min(self.queued_bytes);
-            self.stats.spool_evictions.fetch_add(1, Ordering::Relaxed);
-            match remove_uploaded(&victim) {
-                Ok(()) => tracing::error!(
-                    table = victim.table.name(),
-                    key = %victim.key,
-                    bytes = victim.size,
-                    spool_bytes = self.queued_bytes,
-                    max_bytes = self.limits.max_bytes,
-                    "Spool full: file deleted without upload (lowest priority first). Its rows are lost; raise output.spool_max_bytes or restore the uplink."
-                ),
-                Err(e) => {
-                    tracing::error!(error = %e, "Spool full and a file could not be deleted.")
-                }
-            }
-        }
-        self.publish_gauges();
     }
 
     /// Files waiting.
     pub fn waiting(&self) -> usize {
-        self.queue.len()
+        lock(&self.queue).len()
     }
 
     /// Uploads the first file in the queue. `Ok(false)` when the queue is empty.
     pub async fn upload_one(&mut self) -> Result<bool, super::store::StoreError> {
-        let Some(f) = self.queue.first().cloned() else {
+        let Some(f) = lock(&self.queue).start_upload() else {
             return Ok(false);
         };
         let bytes = match tokio::fs::read(&f.path).await {
             Ok(b) => b,
             Err(e) => {
                 // Gone from the spool (removed by hand?): nothing to upload.
+                self.stats.vanished_files.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(path = %f.path.display(), error = %e, "Spool file vanished before upload; it is lost.");
-                self.queue.remove(&f);
-                self.queued_bytes -= f.size.min(self.queued_bytes);
-                self.publish_gauges();
+                lock(&self.queue).vanished(&f);
                 return Ok(true);
             }
         };
         let started = std::time::Instant::now();
         match self.store.put(&f.key, bytes).await {
             Ok(()) => {
-                self.queue.remove(&f);
-                if let Err(e) = remove_uploaded(&f) {
-                    tracing::warn!(error = %e, "Uploaded file could not be removed from the spool; it will be uploaded again (same key, same bytes).");
-                }
+                lock(&self.queue).uploaded(&f);
                 let s = &self.stats;
                 s.uploaded_files.fetch_add(1, Ordering::Relaxed);
                 s.uploaded_bytes.fetch_add(f.size, Ordering::Relaxed);
                 s.last_upload_at.store(now_micros(), Ordering::Relaxed);
-                s.spool_files.fetch_sub(
-                    1.min(s.spool_files.load(Ordering::Relaxed)),
-                    Ordering::Relaxed,
-                );
-                let b = s.spool_bytes.load(Ordering::Relaxed);
-                s.spool_bytes.fetch_sub(f.size.min(b), Ordering::Relaxed);
                 tracing::debug!(key = %f.key, bytes = f.size, ms = started.elapsed().as_millis() as u64, "Uploaded.");
                 self.failures_in_row = 0;
                 Ok(true)
             }
             Err(e) => {
+                lock(&self.queue).upload_failed();
                 self.stats.upload_failures.fetch_add(1, Ordering::Relaxed);
                 self.failures_in_row += 1;
                 Err(e)
@@ -209,7 +105,7 @@ impl Uploader {
     /// The delay before the next attempt after a failure.
     pub fn delay_after(&mut self, e: &super::store::StoreError) -> Duration {
         if e.is_permanent() {
-            self.limits.permanent_retry
+            self.permanent_retry
         } else {
             self.backoff()
         }
@@ -241,18 +137,18 @@ impl Uploader {
         }
     }
 
-    /// The daemon loop: takes new files from `rx`, uploads, retries. On
-    /// shutdown (and once `rx` is closed) makes a last short attempt to upload
-    /// what is left; the rest stays in the spool for the next start.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<SpooledFile>, shutdown: CancellationToken) {
+    /// The daemon loop: uploads what the encoder adds to the shared queue
+    /// (`wake` says something was added; it closes when the encoder is done),
+    /// retries, and keeps the spool inside its ceilings while uploads fail.
+    /// On shutdown (and once `wake` is closed) makes a last short attempt to
+    /// upload what is left; the rest stays in the spool for the next start.
+    pub async fn run(mut self, mut wake: mpsc::Receiver<()>, shutdown: CancellationToken) {
         let mut retry_at: Option<tokio::time::Instant> = None;
         let mut open = true;
         loop {
-            while let Ok(f) = rx.try_recv() {
-                self.enqueue(f);
-            }
+            lock(&self.queue).enforce_limits();
             let ready = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
-            if ready && !self.queue.is_empty() {
+            if ready && self.waiting() > 0 {
                 match self.upload_one().await {
                     Ok(_) => retry_at = None,
                     Err(e) => {
@@ -261,7 +157,7 @@ impl Uploader {
                             || self.failures_in_row == 1
                             || self.failures_in_row.is_multiple_of(10)
                         {
-                            tracing::error!(error = %e, permanent = e.is_permanent(), failures = self.failures_in_row, waiting = self.queue.len(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
+                            tracing::error!(error = %e, permanent = e.is_permanent(), failures = self.failures_in_row, waiting = self.waiting(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
                         }
                         retry_at = Some(tokio::time::Instant::now() + d);
                     }
@@ -274,10 +170,7 @@ impl Uploader {
             let sleep_until =
                 retry_at.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
             tokio::select! {
-                f = rx.recv() => match f {
-                    Some(f) => self.enqueue(f),
-                    None => open = false,
-                },
+                w = wake.recv() => if w.is_none() { open = false },
                 _ = tokio::time::sleep_until(sleep_until) => {}
                 _ = shutdown.cancelled(), if retry_at.is_some() => {
                     // Store unreachable and we are stopping: do not wait for it.
@@ -285,7 +178,7 @@ impl Uploader {
                 }
             }
         }
-        let left = self.queue.len();
+        let left = self.waiting();
         if left > 0 {
             tracing::warn!(
                 files = left,
@@ -334,4 +227,166 @@ pub async fn continue_store_sequence(
         ),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! A model-based test of the spool's accounting: random sequences of
+    //! spooled files, uploads to a store that goes down and comes back,
+    //! ceiling enforcement and restarts, with the invariants checked after
+    //! every step against what is really on disk and in the store.
+    use super::*;
+    use crate::sinks::spool::Spool;
+    use crate::tables::TableId;
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Spool(usize, usize),
+        Upload,
+        StoreDown,
+        StoreUp,
+        Enforce,
+        Restart,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0..TableId::ALL.len(), 1..120usize).prop_map(|(t, n)| Op::Spool(t, n)),
+            4 => Just(Op::Upload),
+            1 => Just(Op::StoreDown),
+            1 => Just(Op::StoreUp),
+            2 => Just(Op::Enforce),
+            1 => Just(Op::Restart),
+        ]
+    }
+
+    fn count_files(dir: &Path) -> usize {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        rd.flatten()
+            .map(|e| {
+                let p = e.path();
+                if p.is_dir() {
+                    count_files(&p)
+                } else {
+                    1
+                }
+            })
+            .sum()
+    }
+
+    struct Harness {
+        root: std::path::PathBuf,
+        store_dir: std::path::PathBuf,
+        spool: Spool,
+        queue: SharedQueue,
+        uploader: Uploader,
+        stats: Arc<UploadStats>,
+        evicted_before: u64,
+    }
+
+    impl Harness {
+        fn open(root: &Path, evicted_before: u64) -> Harness {
+            let store_dir = root.join("store");
+            let spool = Spool::open(&root.join("spool"), "v", "g").unwrap();
+            let stats = Arc::new(UploadStats::default());
+            let limits = SpoolLimits {
+                max_bytes: 300,
+                ..SpoolLimits::unbounded(root.join("spool"))
+            };
+            let queue = SpoolQueue::new(spool.pending().unwrap(), limits, stats.clone()).shared();
+            let store = Store::local(store_dir.clone()).unwrap();
+            let uploader = Uploader::with_queue(store, stats.clone(), queue.clone());
+            Harness {
+                root: root.to_path_buf(),
+                store_dir,
+                spool,
+                queue,
+                uploader,
+                stats,
+                evicted_before,
+            }
+        }
+
+        fn evicted(&self) -> u64 {
+            self.evicted_before + self.stats.spool_evictions.load(Ordering::Relaxed)
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn counted_bytes_always_equal_the_files_waiting_and_nothing_is_lost_uncounted(
+            ops in prop::collection::vec(op(), 1..80)
+        ) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("store")).unwrap();
+            let mut h = Harness::open(dir.path(), 0);
+            let mut spooled = 0u64;
+            let mut down = false;
+            for op in ops {
+                match op {
+                    Op::Spool(t, n) => {
+                        let f = h.spool.write(TableId::ALL[t], "2026-11-29", &vec![7u8; n]).unwrap();
+                        lock(&h.queue).insert_all([f]);
+                        spooled += 1;
+                    }
+                    Op::Upload => {
+                        let _ = rt.block_on(h.uploader.upload_one());
+                    }
+                    // Each table's folder in the store replaced by a file: every put fails.
+                    Op::StoreDown if !down => {
+                        std::fs::rename(&h.store_dir, h.root.join("store.away")).unwrap();
+                        std::fs::create_dir(&h.store_dir).unwrap();
+                        for t in TableId::ALL {
+                            std::fs::write(h.store_dir.join(t.name()), b"not a folder").unwrap();
+                        }
+                        down = true;
+                    }
+                    Op::StoreUp if down => {
+                        std::fs::remove_dir_all(&h.store_dir).unwrap();
+                        std::fs::rename(h.root.join("store.away"), &h.store_dir).unwrap();
+                        down = false;
+                    }
+                    Op::StoreDown | Op::StoreUp => {}
+                    Op::Enforce => {
+                        let before: Vec<SpooledFile> = lock(&h.queue).files().cloned().collect();
+                        lock(&h.queue).enforce_limits();
+                        let after: Vec<SpooledFile> = lock(&h.queue).files().cloned().collect();
+                        for gone in before.iter().filter(|f| !after.contains(f)) {
+                            for kept in &after {
+                                prop_assert!(kept.table <= gone.table,
+                                    "{} evicted while {} (lower priority) kept", gone.key, kept.key);
+                            }
+                        }
+                    }
+                    Op::Restart => {
+                        let evicted = h.evicted();
+                        drop(h);
+                        h = Harness::open(dir.path(), evicted);
+                    }
+                }
+                let on_disk = h.spool.pending().unwrap();
+                let q = lock(&h.queue);
+                prop_assert_eq!(q.bytes(), on_disk.iter().map(|f| f.size).sum::<u64>());
+                prop_assert_eq!(q.len(), on_disk.len());
+                prop_assert_eq!(h.stats.spool_bytes.load(Ordering::Relaxed), q.bytes());
+                prop_assert_eq!(h.stats.spool_files.load(Ordering::Relaxed), q.len() as u64);
+                let in_store = if down {
+                    count_files(&h.root.join("store.away"))
+                } else {
+                    count_files(&h.store_dir)
+                };
+                prop_assert_eq!(
+                    spooled,
+                    in_store as u64 + q.len() as u64 + h.evicted(),
+                    "every spooled file is in the store, waiting, or counted as evicted"
+                );
+            }
+        }
+    }
 }

@@ -4,10 +4,19 @@
 //! Rows reach this stage in row-group-sized buffers, so memory stays flat
 //! however large a file grows. A table's file is closed when the next row
 //! group would take it past `output.max_rows_per_file`, and on every flush.
+//!
+//! With the spool's queue attached ([`TableWriter::with_queue`], as in
+//! `run`), a row group that might not fit on the disk first makes room:
+//! it waits briefly while a reachable store drains the spool, then deletes
+//! spooled files of lower priority than its own table. A write that fails
+//! anyway (ENOSPC, an I/O error) is retried once into a fresh file after
+//! making room; rows that still cannot be written are counted per table in
+//! `pitchside_lost_rows_total` and logged at ERROR.
 
 use super::parquet::{properties, ParquetFile};
 use super::spool::{Spool, SpoolError, SpooledFile};
-use crate::tables::{TableBuffer, TableId};
+use super::spool_queue::{free_disk, lock, SharedQueue};
+use crate::tables::{ColumnBuf, TableBuffer, TableId};
 use crate::telemetry::UploadStats;
 use crate::timefmt::format_date;
 use std::fs::File;
@@ -42,6 +51,33 @@ pub struct TableWriter {
     snappy: bool,
     max_rows: usize,
     open: Vec<Option<OpenFile>>,
+    queue: Option<SharedQueue>,
+    /// Files committed by a call that then failed: still to be handed over.
+    orphans: Vec<SpooledFile>,
+}
+
+/// Room left for the Parquet footer and the write buffer beyond a row
+/// group's own bytes.
+const WRITE_MARGIN: u64 = 256 * 1024;
+
+/// How long a row group that does not fit waits for a reachable store to
+/// drain the spool before lower-priority files are deleted for it.
+const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An upper bound of the bytes a buffer takes on disk as a row group
+/// (plain encoding; compression only makes it smaller).
+fn plain_bytes(buf: &TableBuffer) -> u64 {
+    let cols: usize = buf
+        .columns
+        .iter()
+        .map(|c| match c {
+            ColumnBuf::Bytes { data, offsets } => data.len() + 4 * offsets.len(),
+            ColumnBuf::I64(v) => 8 * v.len(),
+            ColumnBuf::F64(v) => 8 * v.len(),
+        })
+        .sum();
+    let defs: usize = buf.defs.iter().map(|d| d.len() / 4 + 1).sum();
+    (cols + defs) as u64 + WRITE_MARGIN
 }
 
 impl TableWriter {
@@ -52,6 +88,62 @@ impl TableWriter {
             snappy,
             max_rows: max_rows.max(1),
             open: TableId::ALL.iter().map(|_| None).collect(),
+            queue: None,
+            orphans: Vec::new(),
+        }
+    }
+
+    /// Files that were committed to the spool by a call that then returned
+    /// an error; the caller hands them to the uploader like the others.
+    pub fn take_orphans(&mut self) -> Vec<SpooledFile> {
+        std::mem::take(&mut self.orphans)
+    }
+
+    /// Lets the writer make room on a short disk by evicting spooled files
+    /// of lower priority (see the module docs).
+    pub fn with_queue(mut self, queue: SharedQueue) -> TableWriter {
+        self.queue = Some(queue);
+        self
+    }
+
+    /// Makes `need` bytes free on the spool's disk if it can: waits for a
+    /// reachable store to drain the spool, then evicts lower-priority files.
+    fn make_room(&self, t: TableId, need: u64) {
+        let Some(q) = &self.queue else { return };
+        let root = self.spool.root();
+        let fits = || free_disk(root).is_none_or(|free| free >= need);
+        let waited = std::time::Instant::now();
+        while !fits() && waited.elapsed() < DRAIN_WAIT {
+            {
+                let q = lock(q);
+                if q.store_failing() || q.is_empty() {
+                    break;
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if !fits() {
+            lock(q).make_room(t, need);
+        }
+    }
+
+    /// Counts rows that are lost and says so.
+    fn lost(&self, t: TableId, rows: usize, stats: &UploadStats, error: &dyn std::fmt::Display) {
+        if rows == 0 {
+            return;
+        }
+        stats.lost_rows[t.index()].fetch_add(rows as u64, Ordering::Relaxed);
+        tracing::error!(table = t.name(), rows, error = %error, "Rows could not be written to the spool; they are lost. Free space on output.spool_dir's disk.");
+    }
+
+    /// Drops a table's open file after a failed write; returns its rows.
+    fn discard(&mut self, t: TableId) -> usize {
+        match self.open[t.index()].take() {
+            Some(o) => {
+                let _ = std::fs::remove_file(&o.tmp);
+                o.file.rows
+            }
+            None => 0,
         }
     }
 
@@ -78,6 +170,47 @@ impl TableWriter {
         {
             closed = self.close(t, stats)?;
         }
+        let need = plain_bytes(buf);
+        self.make_room(t, need);
+        let result = self.append_or_retry(buf, need, stats);
+        if result.is_err() {
+            self.orphans.extend(closed.take());
+        }
+        result.map(|()| closed)
+    }
+
+    fn append_or_retry(
+        &mut self,
+        buf: &TableBuffer,
+        need: u64,
+        stats: &UploadStats,
+    ) -> Result<(), WriteError> {
+        let t = buf.table;
+        if let Err(first) = self.try_append(buf) {
+            // The open file is broken: its earlier row groups are lost with it.
+            let earlier = self.discard(t);
+            self.lost(t, earlier, stats, &first);
+            if self.queue.is_none() {
+                self.lost(t, buf.rows, stats, &first);
+                return Err(first);
+            }
+            self.make_room(t, need);
+            if let Err(e) = self.try_append(buf) {
+                self.discard(t);
+                self.lost(t, buf.rows, stats, &e);
+                return Err(e);
+            }
+            tracing::warn!(
+                table = t.name(),
+                rows = buf.rows,
+                "Row group written after making room in the spool."
+            );
+        }
+        Ok(())
+    }
+
+    fn try_append(&mut self, buf: &TableBuffer) -> Result<(), WriteError> {
+        let t = buf.table;
         let enc = |source| WriteError::Encode {
             table: t.name(),
             source,
@@ -90,9 +223,12 @@ impl TableWriter {
             self.open[t.index()] = Some(OpenFile { file, tmp });
         }
         if let Some(o) = self.open[t.index()].as_mut() {
+            // Flush the buffered bytes too, so a full disk shows here and not
+            // at close, where nothing can be retried.
             o.file.append(buf).map_err(enc)?;
+            o.file.flush().map_err(enc)?;
         }
-        Ok(closed)
+        Ok(())
     }
 
     /// Finishes a table's open file and commits it to the spool.
@@ -109,6 +245,32 @@ impl TableWriter {
             return Ok(None);
         };
         let rows = o.file.rows;
+        self.make_room(t, WRITE_MARGIN);
+        let tmp = o.tmp.clone();
+        let finished = self.finish(t, o, min_time);
+        let spooled = match finished {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                self.lost(t, rows, stats, &e);
+                return Err(e);
+            }
+        };
+        stats.commit_micros.fetch_add(spooled.1, Ordering::Relaxed);
+        let spooled = spooled.0;
+        stats.files_written.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(table = t.name(), rows, bytes = spooled.size, key = %spooled.key, "Table file written to spool.");
+        Ok(Some(spooled))
+    }
+
+    /// Writes the footer and commits the file; returns it and the µs spent
+    /// making it durable.
+    fn finish(
+        &mut self,
+        t: TableId,
+        o: OpenFile,
+        min_time: crate::model::Micros,
+    ) -> Result<(SpooledFile, u64), WriteError> {
         let enc = |source| WriteError::Encode {
             table: t.name(),
             source,
@@ -121,22 +283,29 @@ impl TableWriter {
         })?;
         let t0 = std::time::Instant::now();
         let spooled = self.spool.commit(t, file, &o.tmp, &format_date(min_time))?;
-        stats
-            .commit_micros
-            .fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
-        stats.files_written.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(table = t.name(), rows, bytes = spooled.size, key = %spooled.key, "Table file written to spool.");
-        Ok(Some(spooled))
+        Ok((spooled, t0.elapsed().as_micros() as u64))
     }
 
     /// Finishes every open file (a flush).
+    /// A table that fails does not stop the others from being closed; on
+    /// an error, the files that were closed are in [`TableWriter::take_orphans`].
     pub fn close_all(&mut self, stats: &UploadStats) -> Result<Vec<SpooledFile>, WriteError> {
         let mut out = Vec::new();
+        let mut failed = None;
         for t in TableId::ALL {
-            if let Some(f) = self.close(t, stats)? {
-                out.push(f);
+            match self.close(t, stats) {
+                Ok(f) => out.extend(f),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
             }
         }
-        Ok(out)
+        match failed {
+            None => Ok(out),
+            Some(e) => {
+                self.orphans.extend(out);
+                Err(e)
+            }
+        }
     }
 }

@@ -104,10 +104,11 @@ impl SerialSource {
         tx: mpsc::Sender<RawInput>,
         stats: Arc<SourceStats>,
     ) -> SerialSource {
+        let name: SourceName = Arc::from(format!("serial:{}", settings.path));
         // Down until the port first opens.
-        stats.source_down();
+        stats.source_down(&name);
         SerialSource {
-            name: Arc::from(format!("serial:{}", settings.path)),
+            name,
             framer: LineFramer::new(settings.max_line),
             settings,
             tx,
@@ -139,13 +140,13 @@ impl SerialSource {
                 }
             };
             info!(port = %path, baud = self.settings.baud, "Serial port opened.");
-            self.stats.source_up();
+            self.stats.source_up(&self.name);
             backoff.reset();
             match self.read(port, &shutdown).await {
                 Ended::Shutdown => break,
                 Ended::Disconnected(reason) => {
                     SourceStats::inc(&self.stats.serial_disconnects);
-                    self.stats.source_down();
+                    self.stats.source_down(&self.name);
                     warn!(port = %path, reason = %reason, "Serial port disconnected; reopening with backoff.");
                     // A partial line from before the disconnect is not an event.
                     self.framer.reset();

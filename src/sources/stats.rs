@@ -30,6 +30,8 @@ pub struct SourceStats {
     pub sources_down: AtomicU64,
     /// Since when (µs) at least one source has been down; 0 when all are up.
     pub down_since: AtomicI64,
+    /// The sources down now, by name: how many of that name and since when (µs).
+    down: std::sync::Mutex<std::collections::BTreeMap<String, (u32, i64)>>,
 }
 
 impl SourceStats {
@@ -48,16 +50,28 @@ impl SourceStats {
         counter.load(Ordering::Relaxed)
     }
 
-    /// A source went down (or starts, not yet connected).
-    pub fn source_down(&self) {
+    /// Source `name` went down (or starts, not yet connected).
+    pub fn source_down(&self, name: &str) {
+        let now = crate::timefmt::now_micros();
+        if let Ok(mut down) = self.down.lock() {
+            let e = down.entry(name.to_string()).or_insert((0, now));
+            e.0 += 1;
+        }
         if self.sources_down.fetch_add(1, Ordering::Relaxed) == 0 {
-            self.down_since
-                .store(crate::timefmt::now_micros(), Ordering::Relaxed);
+            self.down_since.store(now, Ordering::Relaxed);
         }
     }
 
-    /// A source connected.
-    pub fn source_up(&self) {
+    /// Source `name` connected.
+    pub fn source_up(&self, name: &str) {
+        if let Ok(mut down) = self.down.lock() {
+            if let Some(e) = down.get_mut(name) {
+                e.0 = e.0.saturating_sub(1);
+                if e.0 == 0 {
+                    down.remove(name);
+                }
+            }
+        }
         let before = self
             .sources_down
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
@@ -67,6 +81,21 @@ impl SourceStats {
         if before <= 1 {
             self.down_since.store(0, Ordering::Relaxed);
         }
+    }
+
+    /// The sources down now and for how long (µs), longest first.
+    pub fn down_sources(&self, now: crate::model::Micros) -> Vec<(String, i64)> {
+        let mut v: Vec<(String, i64)> = self
+            .down
+            .lock()
+            .map(|d| {
+                d.iter()
+                    .map(|(k, (_, since))| (k.clone(), now - since))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v
     }
 
     /// µs since sources have been down (0 when all are up).

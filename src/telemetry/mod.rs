@@ -6,4 +6,7 @@ mod prometheus;
 pub mod systemd;
 
 pub use progress::{ProgressRow, ProgressTracker, UploadStats};
-pub use prometheus::{render, serve, MetricsSnapshot};
+pub use prometheus::{
+    health, read_head, render, serve, MetricsSnapshot, RequestHead, MAX_REQUEST_HEAD,
+    REQUEST_TIMEOUT,
+};

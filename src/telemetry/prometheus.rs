@@ -27,6 +27,10 @@ pub struct MetricsSnapshot {
     pub spool_evictions_total: u64,
     /// Checkpoints that could not be written or were unusable at start-up.
     pub checkpoint_failures_total: u64,
+    /// Rows lost to failed spool writes, per table (`TableId::ALL` order).
+    pub lost_rows_total: [u64; crate::tables::TableId::ALL.len()],
+    /// Spool files that vanished before upload.
+    pub vanished_files_total: u64,
     /// Serial, MQTT and alert-output counters (live atomics).
     pub sources: Arc<crate::sources::SourceStats>,
     /// Since when (µs) spool writes have been failing; 0 when they work.
@@ -40,21 +44,17 @@ pub struct MetricsSnapshot {
     pub unjournaled_inputs_total: u64,
     /// Journal open, write, fsync, rotation and start-up read failures.
     pub journal_failures_total: u64,
-    /// Rows lost because the encoder thread had stopped.
-    pub encoder_lost_rows_total: u64,
 }
 
 /// `Ok` when healthy, else why not: a source down, or the spool
 /// unwritable, for longer than `health_grace`.
 pub fn health(s: &MetricsSnapshot, now: i64) -> Result<(), String> {
     let mut why = Vec::new();
-    let down = s.sources.down_for(now);
-    if down > s.health_grace {
-        why.push(format!(
-            "{} source(s) down for {} s",
-            crate::sources::SourceStats::get(&s.sources.sources_down),
-            down / 1_000_000
-        ));
+    // Each source down past the grace, by name (`serial:/dev/ttyUSB0`, `mqtt:host:1883`).
+    for (name, down) in s.sources.down_sources(now) {
+        if down > s.health_grace {
+            why.push(format!("source {name} down for {} s", down / 1_000_000));
+        }
     }
     if s.spool_failing_since > 0 && now - s.spool_failing_since > s.health_grace {
         why.push(format!(
@@ -160,6 +160,16 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "Spool files deleted without upload to stay inside output.spool_max_bytes / min_free_disk.",
         s.spool_evictions_total,
     );
+    let _ = writeln!(o, "# HELP pitchside_lost_rows_total Rows that could not be written to the spool (disk full or failing) and are lost, by table.\n# TYPE pitchside_lost_rows_total counter");
+    for (t, n) in crate::tables::TableId::ALL.iter().zip(s.lost_rows_total) {
+        let _ = writeln!(o, "pitchside_lost_rows_total{{table=\"{}\"}} {n}", t.name());
+    }
+    counter(
+        &mut o,
+        "pitchside_spool_vanished_files_total",
+        "Spool files gone from disk before upload (removed by hand); their rows are lost.",
+        s.vanished_files_total,
+    );
     counter(
         &mut o,
         "pitchside_checkpoint_failures_total",
@@ -172,6 +182,15 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "Serial and MQTT sources not connected now.",
         crate::sources::SourceStats::get(&s.sources.sources_down) as f64,
     );
+    let _ = writeln!(o, "# HELP pitchside_source_down_seconds How long each source that is down now has been down.\n# TYPE pitchside_source_down_seconds gauge");
+    for (name, down) in s.sources.down_sources(crate::timefmt::now_micros()) {
+        let _ = writeln!(
+            o,
+            "pitchside_source_down_seconds{{source=\"{}\"}} {}",
+            name.replace('\\', "\\\\").replace('"', "\\\""),
+            down as f64 / 1e6
+        );
+    }
     counter(
         &mut o,
         "pitchside_uploaded_files_total",
@@ -201,12 +220,6 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "pitchside_journal_failures_total",
         "Journal open, write, fsync, rotation and start-up read failures.",
         s.journal_failures_total,
-    );
-    counter(
-        &mut o,
-        "pitchside_encoder_lost_rows_total",
-        "Rows lost because the encoder thread had stopped.",
-        s.encoder_lost_rows_total,
     );
     sources(&mut o, &s.sources);
     gauge(
@@ -329,6 +342,50 @@ fn sources(o: &mut String, s: &crate::sources::SourceStats) {
     }
 }
 
+/// Longest request head (request line and headers) the endpoint reads;
+/// a longer one is answered `431`.
+pub const MAX_REQUEST_HEAD: usize = 8 * 1024;
+/// How long a client may take to send its request head before the
+/// connection is closed without an answer.
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What reading a request head gave.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RequestHead {
+    /// The head, up to and without the blank line.
+    Complete(String),
+    /// More than [`MAX_REQUEST_HEAD`] bytes without the blank line.
+    TooLarge,
+    /// The client closed, failed or was too slow before the head ended.
+    Incomplete,
+}
+
+/// Reads until the blank line that ends an HTTP request head, however the
+/// client splits its writes, at most `max` bytes.
+pub async fn read_head<R: tokio::io::AsyncRead + Unpin>(r: &mut R, max: usize) -> RequestHead {
+    let mut head = Vec::with_capacity(512);
+    let mut buf = [0u8; 1024];
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => return RequestHead::Incomplete,
+            Ok(n) => n,
+        };
+        // Look for the end only in the part that can contain it.
+        let from = head.len().saturating_sub(3);
+        head.extend_from_slice(&buf[..n]);
+        if let Some(i) = head[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+            let end = from + i;
+            if end > max {
+                return RequestHead::TooLarge;
+            }
+            return RequestHead::Complete(String::from_utf8_lossy(&head[..end]).into_owned());
+        }
+        if head.len() > max {
+            return RequestHead::TooLarge;
+        }
+    }
+}
+
 /// Serves `/metrics` and `/healthz` until `shutdown`.
 pub async fn serve(
     listener: TcpListener,
@@ -348,36 +405,50 @@ pub async fn serve(
         };
         let snapshot = snapshot.clone();
         tokio::spawn(async move {
-            let mut buf = [0u8; 2048];
-            let n =
-                match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf))
+            let head =
+                tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut sock, MAX_REQUEST_HEAD))
                     .await
-                {
-                    Ok(Ok(n)) => n,
-                    _ => return,
-                };
-            let req = String::from_utf8_lossy(&buf[..n]);
-            let path = req.split_whitespace().nth(1).unwrap_or("/");
-            let (status, body) = match path {
-                "/metrics" => {
-                    // The lock is held only to clone a small snapshot.
-                    let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
-                    ("200 OK", render(&s))
-                }
-                "/healthz" => {
-                    let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
-                    match health(&s, crate::timefmt::now_micros()) {
-                        Ok(()) => ("200 OK", "ok\n".to_string()),
-                        Err(why) => ("503 Service Unavailable", format!("unhealthy: {why}\n")),
-                    }
-                }
-                _ => ("404 Not Found", "try /metrics or /healthz\n".to_string()),
+                    .unwrap_or(RequestHead::Incomplete);
+            let (status, body) = match head {
+                // Nothing to answer: the client is gone or too slow.
+                RequestHead::Incomplete => return,
+                RequestHead::TooLarge => (
+                    "431 Request Header Fields Too Large",
+                    format!("request head longer than {MAX_REQUEST_HEAD} bytes\n"),
+                ),
+                RequestHead::Complete(req) => respond(&req, &snapshot),
             };
             let resp = format!(
                 "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
             let _ = sock.write_all(resp.as_bytes()).await;
+            let _ = sock.shutdown().await;
         });
+    }
+}
+
+/// The status line and body for one request head.
+fn respond(req: &str, snapshot: &Mutex<MetricsSnapshot>) -> (&'static str, String) {
+    let mut words = req.split_whitespace();
+    let method = words.next().unwrap_or("");
+    let path = words.next().unwrap_or("/");
+    if method != "GET" {
+        return ("405 Method Not Allowed", "only GET is served\n".to_string());
+    }
+    match path {
+        "/metrics" => {
+            // The lock is held only to clone a small snapshot.
+            let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
+            ("200 OK", render(&s))
+        }
+        "/healthz" => {
+            let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
+            match health(&s, crate::timefmt::now_micros()) {
+                Ok(()) => ("200 OK", "ok\n".to_string()),
+                Err(why) => ("503 Service Unavailable", format!("unhealthy: {why}\n")),
+            }
+        }
+        _ => ("404 Not Found", "try /metrics or /healthz\n".to_string()),
     }
 }

@@ -137,6 +137,23 @@ impl Gateway {
         }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident memory now, KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("VmRSS:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
     /// A counter or gauge from `/metrics` (0 if absent or unreachable).
     pub fn metric(&self, name: &str) -> f64 {
         let Some(text) = http_get(self.metrics_port, "/metrics") else {
@@ -156,6 +173,40 @@ impl Gateway {
                 self.log.all().join("\n")
             );
         }
+    }
+
+    /// Sends a signal by name (`HUP`, `USR1`, `INT`, ...) with kill(1).
+    pub fn signal(&self, name: &str) {
+        let ok = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{name} failed");
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits up to `timeout` for the process to exit; its status and the log.
+    pub fn wait_exit(mut self, timeout: Duration) -> (std::process::ExitStatus, String) {
+        let end = Instant::now() + timeout;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < end,
+                "no exit within {timeout:?}; log:\n{}",
+                self.log.all().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        (status, self.log.all().join("\n"))
     }
 
     /// SIGKILL (a power cut, as far as the process can tell), and wait for it.

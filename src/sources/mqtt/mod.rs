@@ -58,6 +58,11 @@ struct Inbox {
     drop_log: LogLimit,
 }
 
+/// How health and metrics name an MQTT source: `mqtt:{host:port}`.
+pub fn source_name(addr: &str) -> String {
+    format!("mqtt:{addr}")
+}
+
 /// Subscribes to one broker and feeds its messages to the pipeline.
 pub struct MqttSource {
     inbox: Inbox,
@@ -80,7 +85,7 @@ impl MqttSource {
         stats: Arc<SourceStats>,
     ) -> MqttSource {
         // Down until the broker first accepts the connection.
-        stats.source_down();
+        stats.source_down(&source_name(&broker.addr));
         let mut options = broker.options;
         options.set_manual_acks(true);
         let max_held = section.max_held as usize;
@@ -148,7 +153,7 @@ impl MqttSource {
                 Step::Shutdown => break,
                 Step::Silent => {
                     SourceStats::inc(&inbox.stats.mqtt_disconnects);
-                    inbox.stats.source_down();
+                    inbox.stats.source_down(&source_name(&inbox.addr));
                     warn!(broker = %inbox.addr, silent_s = (keep_alive * 2).as_secs(), "MQTT connection silent for twice the keep-alive; reconnecting.");
                     connected = false;
                     eventloop.clean();
@@ -160,7 +165,7 @@ impl MqttSource {
                             Packet::Publish(p) => inbox.receive(p),
                             Packet::ConnAck(ack) => {
                                 if !connected {
-                                    inbox.stats.source_up();
+                                    inbox.stats.source_up(&source_name(&inbox.addr));
                                 }
                                 connected = true;
                                 inbox
@@ -183,7 +188,7 @@ impl MqttSource {
                     let (severity, message) = describe(&inbox.addr, &e);
                     if connected {
                         SourceStats::inc(&inbox.stats.mqtt_disconnects);
-                        inbox.stats.source_down();
+                        inbox.stats.source_down(&source_name(&inbox.addr));
                         warn!(broker = %inbox.addr, reason = %message, "Disconnected from MQTT broker; reconnecting with backoff.");
                         connected = false;
                     } else if last_error.as_deref() != Some(message.as_str()) {

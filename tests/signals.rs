@@ -1,0 +1,196 @@
+//! Signals to a real `pitchside run`: SIGHUP reloads what can change safely
+//! (and names what needs a restart), keeps running on a broken config;
+//! SIGUSR1/SIGUSR2 do not stop it; SIGTERM and SIGINT drain, each logged.
+
+mod common;
+
+use common::services::*;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+fn write_config(dir: &Path, port: u16, threshold: f64, level: &str, window: &str) -> PathBuf {
+    let text = format!(
+        r#"[venue]
+id = "testvenue"
+gateway_id = "gw-1"
+[detector]
+threshold = {threshold}
+[windows]
+size = "{window}"
+watermark_delay = "0s"
+[output]
+store = "file://{store}"
+spool_dir = "{spool}"
+flush_interval = "500ms"
+[metrics]
+progress_interval = "200ms"
+listen = "127.0.0.1:{port}"
+[log]
+level = "{level}"
+[sources.simulator]
+rate = 200
+"#,
+        store = dir.join("store").display(),
+        spool = dir.join("spool").display(),
+    );
+    let path = dir.join("venue.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A gateway whose log level comes from its config (PITCHSIDE_LOG empty).
+fn start(dir: &Path) -> (Gateway, u16) {
+    let port = free_port();
+    let cfg = write_config(dir, port, 3.5, "info", "1s");
+    let gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "")]);
+    gw.wait_metric("pitchside_input_rows_total", 1.0, T);
+    (gw, port)
+}
+
+/// Inputs keep arriving: the pipeline still runs.
+fn assert_still_producing(gw: &mut Gateway) {
+    assert!(
+        gw.is_running(),
+        "daemon exited:\n{}",
+        gw.log.all().join("\n")
+    );
+    let before = gw.metric("pitchside_input_rows_total");
+    gw.wait_metric("pitchside_input_rows_total", before + 50.0, T);
+    assert!(gw.is_running());
+}
+
+#[test]
+fn sighup_reloads_threshold_and_log_level_names_restart_keys_and_keeps_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut gw, port) = start(dir.path());
+    // `windows.size` cannot change under open windows: named, not applied.
+    write_config(dir.path(), port, 4.5, "debug", "2s");
+    gw.signal("HUP");
+    gw.log.wait_for("Config reloaded", 1, T);
+    let line = gw
+        .log
+        .all()
+        .into_iter()
+        .find(|l| l.contains("Config reloaded"))
+        .unwrap();
+    assert!(line.contains("detector.threshold"), "{line}");
+    assert!(line.contains("log.level"), "{line}");
+    assert!(!line.contains("windows.size"), "{line}");
+    gw.log.wait_for("need a restart", 1, T);
+    let warn = gw
+        .log
+        .all()
+        .into_iter()
+        .find(|l| l.contains("need a restart"))
+        .unwrap();
+    assert!(warn.contains("WARN"), "{warn}");
+    assert!(warn.contains("windows.size"), "{warn}");
+    assert!(!warn.contains("detector.threshold"), "{warn}");
+    assert_still_producing(&mut gw);
+    // The new level is in force: debug lines appear after the reload.
+    let before = gw.log.count("DEBUG");
+    assert!(
+        wait_until(T, || gw.log.count("DEBUG") > before),
+        "no DEBUG line after reloading log.level = debug:\n{}",
+        gw.log.all().join("\n")
+    );
+    let log = gw.stop();
+    assert!(log.contains("Stopped."), "{log}");
+}
+
+#[test]
+fn sighup_with_a_broken_config_logs_an_error_and_keeps_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut gw, port) = start(dir.path());
+    let cfg = dir.path().join("venue.toml");
+    let good = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        good.replace("threshold = 3.5", "threshold = \"high\""),
+    )
+    .unwrap();
+    gw.signal("HUP");
+    gw.log.wait_for("Config reload failed", 1, T);
+    let line = gw
+        .log
+        .all()
+        .into_iter()
+        .find(|l| l.contains("Config reload failed"))
+        .unwrap();
+    assert!(line.contains("ERROR"), "{line}");
+    assert!(line.contains("threshold"), "{line}");
+    assert_still_producing(&mut gw);
+    // Fixed, it reloads.
+    write_config(dir.path(), port, 5.0, "info", "1s");
+    gw.signal("HUP");
+    gw.log.wait_for("Config reloaded", 1, T);
+    assert_still_producing(&mut gw);
+    gw.stop();
+}
+
+#[test]
+fn sigusr1_logs_a_status_summary_and_sigusr2_is_ignored_both_keep_it_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut gw, _) = start(dir.path());
+    gw.signal("USR1");
+    gw.log.wait_for("Status (SIGUSR1)", 1, T);
+    gw.signal("USR2");
+    gw.log.wait_for("SIGUSR2", 1, T);
+    assert_still_producing(&mut gw);
+    let log = gw.stop();
+    assert!(log.contains("Stopped."), "{log}");
+}
+
+#[test]
+fn sigterm_and_sigint_each_drain_log_exit_0_and_leave_files_in_the_store() {
+    for sig in ["TERM", "INT"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (gw, _) = start(dir.path());
+        let store = dir.path().join("store");
+        gw.signal(sig);
+        let (status, log) = gw.wait_exit(Duration::from_secs(30));
+        assert!(status.success(), "SIG{sig}: exit {status:?}\n{log}");
+        assert!(log.contains(&format!("SIG{sig} received")), "{log}");
+        assert!(log.contains("Draining"), "{log}");
+        assert!(log.contains("Stopped."), "{log}");
+        assert!(!files(&store, "raw").is_empty(), "SIG{sig}: no raw file");
+        assert!(
+            !files(&store, "progress").is_empty(),
+            "SIG{sig}: no progress file"
+        );
+    }
+}
+
+#[test]
+fn a_reloaded_threshold_takes_effect_on_live_detection() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = write_config(dir.path(), port, 3.5, "info", "1s");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("rate = 200\n", "rate = 400\nanomaly_rate = 0.05\n"),
+    )
+    .unwrap();
+    let mut gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "")]);
+    gw.wait_metric("pitchside_alerts_total", 5.0, T);
+    // No injected 4–6σ anomaly reaches |z| > 1000.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("threshold = 3.5", "threshold = 1000.0")).unwrap();
+    gw.signal("HUP");
+    gw.log.wait_for("Pipeline settings reloaded", 1, T);
+    std::thread::sleep(Duration::from_millis(600));
+    let after = gw.metric("pitchside_alerts_total");
+    let inputs = gw.metric("pitchside_input_rows_total");
+    gw.wait_metric("pitchside_input_rows_total", inputs + 800.0, T);
+    assert_eq!(
+        gw.metric("pitchside_alerts_total"),
+        after,
+        "alerts after threshold = 1000"
+    );
+    assert!(gw.is_running());
+    gw.stop();
+}
