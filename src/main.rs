@@ -211,6 +211,9 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", report(&e));
+            if e.is::<pitchside::replay::NothingAccepted>() {
+                return pitchside::replay::EXIT_NOTHING_ACCEPTED.into();
+            }
             std::process::ExitCode::FAILURE
         }
     }
@@ -263,6 +266,7 @@ fn real_main() -> Result<()> {
                     pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
                 // A closed stdout (`| head`) must not turn a finished replay into a failure.
                 let _ = write!(std::io::stdout(), "{summary}");
+                summary.check_accepted()?;
             }
             Command::Simulate(args) => simulate(args).await?,
             Command::CheckConfig { config, board } => match board {
