@@ -43,7 +43,12 @@ fn every_reject_reason_and_sensor_kind_is_in_the_contract() {
 #[test]
 fn every_column_of_the_alert_raw_and_reject_tables_is_in_the_contract() {
     let spec = spec();
-    for t in [TableId::Alerts, TableId::Raw, TableId::Rejects, TableId::FatigueAlerts] {
+    for t in [
+        TableId::Alerts,
+        TableId::Raw,
+        TableId::Rejects,
+        TableId::FatigueAlerts,
+    ] {
         for c in t.columns() {
             assert!(
                 spec.contains(c.name.as_str()),
