@@ -309,6 +309,9 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             // Not eprintln!: a closed stderr must not turn an error into a panic.
             let _ = writeln!(std::io::stderr(), "error: {}", report(&e));
+            if e.is::<pitchside::replay::NothingAccepted>() {
+                return pitchside::replay::EXIT_NOTHING_ACCEPTED.into();
+            }
             std::process::ExitCode::FAILURE
         }
     }
@@ -385,6 +388,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                     pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
                 // A closed stdout (`| head`) must not turn a finished replay into a failure.
                 emit(&summary.to_string())?;
+                summary.check_accepted()?;
             }
             Command::Simulate(args) => simulate(args).await?,
             Command::CheckConfig { config, board } => match board.or_else(board_from_env) {

@@ -4,15 +4,25 @@
 //! takes the wall clock as an argument, so `replay`, the daemon, tests and
 //! the benchmark all drive the same code.
 
+use crate::clock::{ClockState, KernelClock};
 use crate::config::Config;
+use crate::decode::unknown::{Noted, UnknownFields, MAX_TRACKED};
 use crate::decode::{Decoded, Decoder};
 use crate::detect::{Detector, DetectorParams, Observation};
 use crate::fatigue::FatigueTracker;
+use crate::log_limit::LogLimiter;
 use crate::model::{Event, Micros, RawInput, RejectReason, SensorKind};
 use crate::tables::{
     alert_id, fatigue_alert_id, AlertRecord, FatigueRecord, Stamp, TableBuffer, TableId,
 };
+use crate::timefmt::format_rfc3339;
 use crate::window::{GroupKey, Placement, WindowAggregator, WindowParams, WindowRow};
+use tracing::{info, warn};
+
+/// How often (of the wall clock handed in) the clock's sync state is asked.
+const CLOCK_POLL: Micros = 1_000_000;
+/// At most one log line per this much wall-clock time for duplicate conflicts.
+const CONFLICT_LOG_PERIOD: Micros = 10_000_000;
 
 /// Cumulative counters of the data path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,6 +49,16 @@ pub struct PipelineCounters {
     pub window_drops: u64,
     /// Windows emitted.
     pub windows_emitted: u64,
+    /// Duplicate readings whose value differs from the reading kept (also
+    /// counted in `duplicate_rows`).
+    pub duplicate_conflicts: u64,
+    /// Events accepted without the `limits.max_future` check because the
+    /// kernel reported the clock unsynchronised.
+    pub clock_unsynced_events: u64,
+    /// The clock is unsynchronised now (a state, not a counter; live only).
+    pub clock_unsynchronized: bool,
+    /// Numeric fields of accepted events that their kind does not know.
+    pub unknown_fields: UnknownFields,
 }
 
 impl PipelineCounters {
@@ -56,7 +76,32 @@ pub struct Pipeline {
     raw: bool,
     max_event_bytes: usize,
     nondup: Vec<(u8, f64)>,
+    clock: ClockWatch,
+    conflict_log: LogLimiter,
     out: Outputs,
+}
+
+/// Asks a [`ClockState`] at most once per [`CLOCK_POLL`] whether the clock is
+/// synchronised (live sources only).
+struct ClockWatch {
+    state: Option<Box<dyn ClockState>>,
+    asked_at: Option<Micros>,
+    synced: bool,
+}
+
+impl ClockWatch {
+    /// `Some(new state)` when the answer changed (the start counts as synchronised).
+    fn poll(&mut self, clock: Micros) -> Option<bool> {
+        let state = self.state.as_mut()?;
+        if let Some(at) = self.asked_at {
+            if (0..CLOCK_POLL).contains(&clock.saturating_sub(at)) {
+                return None;
+            }
+        }
+        self.asked_at = Some(clock);
+        let synced = state.synchronized();
+        (synced != std::mem::replace(&mut self.synced, synced)).then_some(synced)
+    }
 }
 
 /// What the pipeline produces: table rows, counters, real-time alerts. Kept
@@ -108,6 +153,12 @@ impl Pipeline {
             raw: config.raw,
             max_event_bytes: config.max_event_bytes,
             nondup: Vec::with_capacity(4),
+            clock: ClockWatch {
+                state: live.then(|| Box::new(KernelClock::default()) as Box<dyn ClockState>),
+                asked_at: None,
+                synced: true,
+            },
+            conflict_log: LogLimiter::new(CONFLICT_LOG_PERIOD),
             out: Outputs {
                 stamp: Stamp {
                     venue_id: config.venue_id.clone(),
@@ -132,6 +183,15 @@ impl Pipeline {
     pub fn apply_reload(&mut self, r: &crate::reload::Reloadable) {
         self.detector.set_threshold(r.threshold);
         self.decoder.set_ranges(r.ranges.clone());
+    }
+
+    /// Replaces where a live pipeline learns whether the clock is
+    /// synchronised (the kernel by default); no effect in `replay`.
+    pub fn with_clock_state(mut self, state: impl ClockState + 'static) -> Pipeline {
+        if self.clock.state.is_some() {
+            self.clock.state = Some(Box::new(state));
+        }
+        self
     }
 
     /// Counters so far.
@@ -160,14 +220,63 @@ impl Pipeline {
 
     /// Processes one input at wall-clock time `clock`.
     pub fn process(&mut self, input: &RawInput, clock: Micros) {
-        let decoded = self.decoder.decode(input, clock);
+        self.watch_clock(clock);
+        let unknown = &mut self.out.counters.unknown_fields;
+        let decoded = self.decoder.decode_with(input, clock, &mut |k, dev, name| {
+            note_unknown(unknown, k, dev, name)
+        });
         self.apply(
             decoded,
             &input.source,
             &input.payload,
             input.received_at,
             clock,
+            None,
         );
+    }
+
+    /// Line `line` (1-based) of a file: as [`Pipeline::process_bytes`], and
+    /// a reject's detail starts with `line {line}: `.
+    pub fn process_line(
+        &mut self,
+        source: &str,
+        hint: Option<SensorKind>,
+        payload: &[u8],
+        line: u64,
+        received_at: Micros,
+        clock: Micros,
+    ) {
+        let decoded = self.decode_bytes(payload, hint, clock);
+        self.apply(decoded, source, payload, received_at, clock, Some(line));
+    }
+
+    fn decode_bytes(&mut self, payload: &[u8], hint: Option<SensorKind>, clock: Micros) -> Decoded {
+        self.watch_clock(clock);
+        let unknown = &mut self.out.counters.unknown_fields;
+        self.decoder
+            .decode_bytes_with(payload, hint, clock, &mut |k, dev, name| {
+                note_unknown(unknown, k, dev, name)
+            })
+    }
+
+    /// Asks whether the clock is synchronised (at most once per
+    /// [`CLOCK_POLL`]); while it is not, event times are not judged against it.
+    fn watch_clock(&mut self, clock: Micros) {
+        let Some(synced) = self.clock.poll(clock) else {
+            return;
+        };
+        self.decoder.set_clock_trusted(synced);
+        self.out.counters.clock_unsynchronized = !synced;
+        if synced {
+            info!("The system clock is synchronised: event times are checked against limits.max_future again.");
+        } else {
+            warn!(
+                clock = %format_rfc3339(clock),
+                "The kernel reports the system clock unsynchronised (no NTP answer yet, no RTC?): \
+                 event times are not checked against limits.max_future until it is; \
+                 counted in pitchside_clock_unsynced_events_total."
+            );
+        }
     }
 
     /// Processes one line of bytes from `source` (no allocation for the input).
@@ -179,8 +288,8 @@ impl Pipeline {
         received_at: Micros,
         clock: Micros,
     ) {
-        let decoded = self.decoder.decode_bytes(payload, hint, clock);
-        self.apply(decoded, source, payload, received_at, clock);
+        let decoded = self.decode_bytes(payload, hint, clock);
+        self.apply(decoded, source, payload, received_at, clock, None);
     }
 
     fn apply(
@@ -190,15 +299,22 @@ impl Pipeline {
         payload: &[u8],
         received_at: Micros,
         clock: Micros,
+        line: Option<u64>,
     ) {
         match d {
             Decoded::Skip => {}
-            Decoded::Reject(r) => {
+            Decoded::Reject(mut r) => {
                 self.out.counters.input_rows += 1;
+                if let Some(n) = line {
+                    r.detail = format!("line {n}: {}", r.detail);
+                }
                 self.record_reject(source, r.reason, &r.detail, payload, received_at);
             }
             Decoded::Event(e) => {
                 self.out.counters.input_rows += 1;
+                if !self.clock.synced {
+                    self.out.counters.clock_unsynced_events += 1;
+                }
                 self.accept(&e, received_at, clock);
             }
         }
@@ -251,8 +367,26 @@ impl Pipeline {
                 .detector
                 .observe(e.sensor, &e.device_id, metric, e.event_time, x)
             {
-                Observation::Duplicate => {
+                Observation::Duplicate { stored } => {
                     self.out.counters.duplicate_rows += 1;
+                    // Not `to_bits`: 0.0 and -0.0 are the same reading.
+                    if stored != x {
+                        self.out.counters.duplicate_conflicts += 1;
+                        if let Some(not_logged) = self.conflict_log.allow(clock) {
+                            warn!(
+                                sensor = %e.sensor,
+                                device = %e.device_id,
+                                metric,
+                                at = %format_rfc3339(e.event_time),
+                                kept = stored,
+                                ignored = x,
+                                not_logged,
+                                "A reading with the same key and event time as an earlier one has another value: \
+                                 the first is kept. Two devices with one id, or a device clock repeating times? \
+                                 Counted in pitchside_duplicate_conflicts_total."
+                            );
+                        }
+                    }
                     continue;
                 }
                 Observation::Normal => {}
@@ -403,6 +537,32 @@ impl Pipeline {
     }
 }
 
+/// Counts an unknown numeric field; the first time a name is seen, says so.
+fn note_unknown(u: &mut UnknownFields, sensor: SensorKind, device: &str, name: &str) {
+    match u.note(sensor, name) {
+        Noted::Again => {}
+        Noted::First => {
+            let known = match sensor {
+                SensorKind::Generic => "value".to_string(),
+                k => k.metrics().join(", "),
+            };
+            warn!(
+                field = ?name,
+                device,
+                "Numeric field ignored: not a {sensor} field (a misspelled metric? {sensor} \
+                 metrics are {known}). Its events are accepted without it; counted in \
+                 pitchside_unknown_fields_total."
+            );
+        }
+        Noted::Overflow => warn!(
+            field = ?name,
+            device,
+            "More than {MAX_TRACKED} distinct unknown numeric fields: later ones are counted \
+             as field=\"other\" and not logged."
+        ),
+    }
+}
+
 impl Outputs {
     fn push_live(&mut self, a: LiveAlert) {
         if self.live_alerts.len() < self.live_alerts_cap {
@@ -451,3 +611,6 @@ impl Outputs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

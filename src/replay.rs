@@ -2,6 +2,11 @@
 //! if it had arrived on one source, then every table written and uploaded.
 //! Deterministic: results depend on the input only, never on the clock
 //! (except the `received_at`/`detected_at` columns, which say when).
+//!
+//! A reject's `detail` starts with `line N: ` (1-based, blank lines counted).
+//! When lines were read but none was accepted, the caller exits with
+//! [`EXIT_NOTHING_ACCEPTED`]: a wrong `--sensor` or a file of another format
+//! must not look like success to a script.
 
 use crate::config::Config;
 use crate::model::{RejectReason, SensorKind};
@@ -17,6 +22,20 @@ use crate::timefmt::now_micros;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Exit code of `pitchside replay` when input lines were read but every one was rejected.
+pub const EXIT_NOTHING_ACCEPTED: u8 = 3;
+
+/// Every input line was rejected (the tables, rejects included, were written).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no input line was accepted: all {rejected} were rejected (see the reasons above and the \
+     rejects table; a wrong --sensor, or a file in another format?)"
+)]
+pub struct NothingAccepted {
+    /// Rejected inputs.
+    pub rejected: u64,
+}
 
 /// Why a replay failed (bad input lines never fail it: they are rejects).
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +119,36 @@ impl std::fmt::Display for ReplaySummary {
                 writeln!(f, "  rejected {}: {n}", r.as_str())?;
             }
         }
+        if c.duplicate_conflicts > 0 {
+            writeln!(
+                f,
+                "  duplicate readings with another value than the one kept: {}",
+                c.duplicate_conflicts
+            )?;
+        }
+        for (sensor, name, n) in c.unknown_fields.iter() {
+            writeln!(
+                f,
+                "  unknown numeric field {sensor}.{}: {n} events (ignored; a misspelled metric?)",
+                name.escape_debug()
+            )?;
+        }
         Ok(())
+    }
+}
+
+impl ReplaySummary {
+    /// `Err` when input lines were read and none was accepted (an empty
+    /// input is not an error).
+    pub fn check_accepted(&self) -> Result<(), NothingAccepted> {
+        let c = &self.counters;
+        if c.input_rows > 0 && c.accepted == 0 {
+            Err(NothingAccepted {
+                rejected: c.rejected_total(),
+            })
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -154,6 +202,7 @@ pub async fn replay(
     let mut progress = ProgressTracker::new(started);
     let mut framer = LineFramer::new(config.max_event_bytes);
     let mut chunk = vec![0u8; 64 * 1024];
+    let mut line_no = 0u64;
     let mut files = 0u64;
     let mut write =
         |bufs: Vec<TableBuffer>, w: &mut TableWriter, flush: bool| -> Result<(), ReplayError> {
@@ -180,7 +229,8 @@ pub async fn replay(
         let now = now_micros();
         let t0 = std::time::Instant::now();
         framer.push(&chunk[..n], &mut |line| {
-            feed(&mut pipeline, &source, sensor, line, now)
+            line_no += 1;
+            feed(&mut pipeline, &source, sensor, line, line_no, now)
         });
         progress.add_busy(t0.elapsed().as_micros() as u64);
         if pipeline.max_buffered_rows() >= row_group {
@@ -188,7 +238,10 @@ pub async fn replay(
         }
     }
     let now = now_micros();
-    framer.finish(&mut |line| feed(&mut pipeline, &source, sensor, line, now));
+    framer.finish(&mut |line| {
+        line_no += 1;
+        feed(&mut pipeline, &source, sensor, line, line_no, now)
+    });
     pipeline.flush_windows();
     let row = progress.tick(now_micros(), &pipeline, &stats);
     pipeline.push_progress(&row);
@@ -242,14 +295,21 @@ pub async fn replay(
     })
 }
 
-fn feed(p: &mut Pipeline, source: &str, sensor: Option<SensorKind>, line: Line<'_>, now: i64) {
+fn feed(
+    p: &mut Pipeline,
+    source: &str,
+    sensor: Option<SensorKind>,
+    line: Line<'_>,
+    line_no: u64,
+    now: i64,
+) {
     match line {
-        Line::Ok(bytes) => p.process_bytes(source, sensor, bytes, now, now),
+        Line::Ok(bytes) => p.process_line(source, sensor, bytes, line_no, now, now),
         Line::TooLarge { prefix, len } => p.reject_input(
             source,
             RejectReason::TooLarge,
             &format!(
-                "{len} bytes, limit is {} (limits.max_event_bytes)",
+                "line {line_no}: {len} bytes, limit is {} (limits.max_event_bytes)",
                 prefix.len()
             ),
             prefix,

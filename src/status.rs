@@ -176,10 +176,40 @@ pub fn report(addr: &str) -> Result<Report, StatusError> {
         v("pitchside_upload_failures_total"),
         when(v("pitchside_last_upload_seconds"))
     );
+    o.push_str(&data_path_lines(&m));
     Ok(Report {
         text: o,
         healthy: code == 200,
     })
+}
+
+/// Lines about input that was accepted with less than it carried: unknown
+/// numeric fields (misspelled metrics?) and a clock not trusted to judge event times.
+fn data_path_lines(m: &BTreeMap<String, f64>) -> String {
+    let mut o = String::new();
+    let unknown: Vec<String> = m
+        .iter()
+        .filter_map(|(k, n)| {
+            let labels = k.strip_prefix("pitchside_unknown_fields_total{sensor=\"")?;
+            let (sensor, field) = labels.strip_suffix("\"}")?.split_once("\",field=\"")?;
+            Some(format!("{sensor}.{field} {n}"))
+        })
+        .collect();
+    if !unknown.is_empty() {
+        let _ = writeln!(
+            o,
+            "unknown     numeric fields ignored (misspelled metrics?): {}",
+            unknown.join(", ")
+        );
+    }
+    if m.get("pitchside_clock_synchronized") == Some(&0.0) {
+        let _ = writeln!(
+            o,
+            "clock       unsynchronised: event times not checked against limits.max_future ({} events so far)",
+            m.get("pitchside_clock_unsynced_events_total").copied().unwrap_or(0.0)
+        );
+    }
+    o
 }
 
 #[cfg(test)]
@@ -191,5 +221,21 @@ mod tests {
         let m = parse_metrics("# HELP x y\nx_total 3\nw{sensor=\"pitch\"} 1.5e9\n");
         assert_eq!(m["x_total"], 3.0);
         assert_eq!(m["w{sensor=\"pitch\"}"], 1.5e9);
+    }
+
+    #[test]
+    fn unknown_fields_and_an_unsynchronised_clock_are_shown() {
+        let m = parse_metrics(
+            "pitchside_unknown_fields_total{sensor=\"wearable\",field=\"accel\"} 3\n\
+             pitchside_clock_synchronized 0\npitchside_clock_unsynced_events_total 12\n",
+        );
+        let text = data_path_lines(&m);
+        assert!(text.contains("wearable.accel 3"), "{text}");
+        assert!(
+            text.contains("unsynchronised") && text.contains("12 events"),
+            "{text}"
+        );
+        let quiet = parse_metrics("pitchside_clock_synchronized 1\n");
+        assert_eq!(data_path_lines(&quiet), "");
     }
 }

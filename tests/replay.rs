@@ -337,3 +337,143 @@ fn bad_config_stops_replay_with_the_key_named() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("detector.threshold"), "{err}");
 }
+
+/// Runs `pitchside replay` on `input` into `dir/out`; returns (exit code, stdout, stderr).
+fn replay_lines(dir: &std::path::Path, input: &[u8]) -> (Option<i32>, String, String) {
+    let cfg = config(dir, "");
+    let input_path = dir.join("lines.jsonl");
+    std::fs::write(&input_path, input).unwrap();
+    let o = bin()
+        .args(["replay", "--config"])
+        .arg(&cfg)
+        .arg("--input")
+        .arg(&input_path)
+        .arg("--output")
+        .arg(dir.join("out"))
+        .args(["--sensor", "wearable"])
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn replay_where_every_line_is_rejected_exits_3_and_rejects_name_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = replay_lines(
+        dir.path(),
+        b"{\"device_id\":\"bad-\n\n[1,2]\n   \n{\"device_id\":\"w-1\",\"event_time\":0,\"player_id\":1}",
+    );
+    assert_eq!(code, Some(3), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("0 events accepted, 3 rejected"), "{stdout}");
+    assert!(
+        stderr.contains("no input line was accepted"),
+        "the operator is told why: {stderr}"
+    );
+    let rejects = rows(&dir.path().join("out"), "rejects");
+    let mut details: Vec<&str> = rejects.iter().map(|r| s(r, "detail")).collect();
+    details.sort();
+    assert_eq!(details.len(), 3, "{details:?}");
+    assert!(details[0].starts_with("line 1: "), "{details:?}");
+    assert!(details[1].starts_with("line 3: "), "{details:?}");
+    assert!(details[2].starts_with("line 5: "), "{details:?}");
+    assert!(rejects
+        .iter()
+        .all(|r| s(r, "source").ends_with("lines.jsonl")));
+}
+
+#[test]
+fn replay_of_an_empty_file_exits_0_but_one_accepted_line_is_enough() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = replay_lines(dir.path(), b"\n  \n");
+    assert_eq!(code, Some(0), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = b"[1]\n".to_vec();
+    input.extend_from_slice(event(1, 80.0).as_bytes());
+    let (code, _, stderr) = replay_lines(dir.path(), &input);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn too_large_lines_from_a_file_name_their_line_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = format!("{}\n{}\n", event(1, 80.0), "x".repeat(5000));
+    let (code, _, stderr) = replay_lines(dir.path(), input.as_bytes());
+    assert_eq!(code, Some(0), "{stderr}");
+    let rejects = rows(&dir.path().join("out"), "rejects");
+    assert_eq!(rejects.len(), 1);
+    assert_eq!(s(&rejects[0], "reason"), "too_large");
+    assert!(
+        s(&rejects[0], "detail").starts_with("line 2: 5000 bytes"),
+        "{}",
+        s(&rejects[0], "detail")
+    );
+}
+
+#[test]
+fn a_duplicate_with_another_value_is_counted_as_a_conflict_and_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = [
+        event(1, 80.0),
+        event(2, 81.0),
+        event(1, 80.0), // an exact duplicate (a resend): not a conflict
+        event(2, 95.5), // same key and time, another value: a conflict
+    ]
+    .join("\n");
+    let (code, _, stderr) = replay_lines(dir.path(), input.as_bytes());
+    assert_eq!(code, Some(0), "{stderr}");
+    let progress = rows(&dir.path().join("out"), "progress");
+    assert_eq!(i(&progress[0], "duplicate_rows"), 2);
+    assert_eq!(i(&progress[0], "duplicate_conflicts"), 1);
+    let warn: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("another value"))
+        .collect();
+    assert_eq!(warn.len(), 1, "{stderr}");
+    for part in ["w-7", "heart_rate", "81", "95.5", "2026-11-29T19:30:02"] {
+        assert!(warn[0].contains(part), "{part} missing in {}", warn[0]);
+    }
+    let raw = rows(&dir.path().join("out"), "raw");
+    assert_eq!(raw.len(), 2, "the first value is kept (SPEC §2)");
+    assert_eq!(f(&raw[1], "value"), 81.0);
+}
+
+#[test]
+fn misspelled_metric_fields_are_counted_by_name_and_logged_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |sec: u32| {
+        format!(
+            r#"{{"device_id":"w-7","event_time":"{}","player_id":7,"heart_rate":80,"accel":1.5,"body_temp":36.6,"note":"hi","fw":{{"v":2}}}}"#,
+            t(sec)
+        )
+    };
+    let input = [line(1), line(2), line(3)].join("\n");
+    let (code, stdout, stderr) = replay_lines(dir.path(), input.as_bytes());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("unknown numeric field wearable.accel: 3 events"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("unknown numeric field wearable.body_temp: 3 events"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("note") && !stdout.contains("fw"),
+        "{stdout}"
+    );
+    let warned = |name: &str| {
+        stderr
+            .lines()
+            .filter(|l| {
+                l.contains("not a wearable field") && l.contains(&format!("field=\"{name}\""))
+            })
+            .count()
+    };
+    assert_eq!(warned("accel"), 1, "{stderr}");
+    assert_eq!(warned("body_temp"), 1, "{stderr}");
+    assert_eq!(rows(&dir.path().join("out"), "raw").len(), 3);
+}

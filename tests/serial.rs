@@ -273,3 +273,71 @@ fn healthz_fails_while_a_source_is_down_and_status_says_so() {
     drop(pty);
     gw.stop();
 }
+
+#[test]
+fn a_misspelled_metric_is_counted_by_name_and_the_clock_state_decides_on_future_times() {
+    if !have(&["socat"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tty = dir.path().join("ttyW0");
+    let port = free_port();
+    let cfg = fast_config(
+        dir.path(),
+        port,
+        &format!(
+            "[[sources.serial]]\npath = \"{}\"\nsensor = \"wearable\"\n",
+            tty.display()
+        ),
+    );
+    let mut pty = Pty::open(&tty);
+    let gw = Gateway::start(&cfg, port, &[]);
+    gw.log
+        .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let line = |t: i64| {
+        format!(
+            "{{\"device_id\":\"band-1\",\"event_time\":{t},\"player_id\":1,\"heart_rate\":90,\"accel\":1.2,\"body_temp\":36.6}}\n"
+        )
+    };
+    for i in 0..3 {
+        pty.write(line(now_ms + i * 10).as_bytes());
+    }
+    // Two hours ahead of the gateway's clock: implausible if the clock is trusted.
+    pty.write(line(now_ms + 2 * 3_600_000).as_bytes());
+    gw.wait_metric("pitchside_input_rows_total", 4.0, Duration::from_secs(10));
+    gw.wait_metric(
+        "pitchside_unknown_fields_total{sensor=\"wearable\",field=\"accel\"}",
+        3.0,
+        Duration::from_secs(5),
+    );
+    let synced = pitchside::clock::kernel_clock_synchronized().unwrap();
+    assert_eq!(
+        gw.metric("pitchside_clock_synchronized"),
+        if synced { 1.0 } else { 0.0 },
+        "the gauge is the kernel's adjtimex state"
+    );
+    let implausible = gw.metric("pitchside_rejected_rows_total{reason=\"implausible_time\"}");
+    let unsynced_events = gw.metric("pitchside_clock_unsynced_events_total");
+    if synced {
+        assert_eq!((implausible, unsynced_events), (1.0, 0.0));
+    } else {
+        assert_eq!((implausible, unsynced_events), (0.0, 4.0));
+    }
+    let log = gw.stop();
+    assert_eq!(
+        log.matches("Numeric field ignored").count(),
+        2,
+        "accel and body_temp, once each:\n{log}"
+    );
+    assert_eq!(
+        log.matches("system clock unsynchronised").count(),
+        usize::from(!synced),
+        "{log}"
+    );
+    let counted = if synced { 3 } else { 4 };
+    assert_eq!(rows(&dir.path().join("store"), "raw").len(), counted);
+}

@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS pitchside.progress (
   upload_failures           BIGINT NOT NULL,
   last_upload_at            TIMESTAMP,
   spool_evictions           BIGINT NOT NULL,
+  duplicate_conflicts       BIGINT NOT NULL,
   date                      DATE NOT NULL COMMENT 'UTC date of timestamp (partition)',
   source_file               STRING NOT NULL COMMENT 'gateway file the row came from: {gateway_id}-{seq}.parquet'
 )

@@ -240,6 +240,7 @@ TABLES: tuple[TableSpec, ...] = (
             "duplicate_rows:long", "alerts:long", "evictions:long", "spool_files:long",
             "spool_bytes:long", "uploaded_files:long", "upload_failures:long",
             "last_upload_at:timestamp?", "spool_evictions:long",
+            "duplicate_conflicts:long",
         ),
         time_column="timestamp",
         key=("venue_id", "gateway_id", "timestamp"),

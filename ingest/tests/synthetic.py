@@ -103,7 +103,7 @@ def progress(minute: int, input_rows: int, late: int, rejected: int, uploaded_at
         watermark_pitch=None, watermark_crowd=None, watermark_generic=None, late_rows=late,
         rejected_rows=rejected, duplicate_rows=0, alerts=1, evictions=0, spool_files=1,
         spool_bytes=2048, uploaded_files=1, upload_failures=0, last_upload_at=uploaded_at,
-        spool_evictions=0,
+        spool_evictions=0, duplicate_conflicts=0,
     )
 
 

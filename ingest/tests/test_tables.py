@@ -54,7 +54,7 @@ SPEC_COLUMNS = {
                 "watermark_generic ts?, late_rows int64, rejected_rows int64, duplicate_rows int64, "
                 "alerts int64, evictions int64, spool_files int64, spool_bytes int64, "
                 "uploaded_files int64, upload_failures int64, last_upload_at ts?, "
-                "spool_evictions int64",
+                "spool_evictions int64, duplicate_conflicts int64",
 }
 _ARROW = {"str": pa.string(), "int64": pa.int64(), "double": pa.float64(),
           "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary()}

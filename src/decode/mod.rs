@@ -2,6 +2,7 @@
 //! with its SPEC §1 reason code. Pure: the wall clock is an argument.
 
 pub mod json;
+pub mod unknown;
 
 use crate::config::MetricRange;
 use crate::model::{Event, Identity, Micros, RawInput, Reject, RejectReason, SensorKind};
@@ -30,7 +31,14 @@ pub struct Decoder {
     ranges: Vec<MetricRange>,
     /// `Some(max_future)` on live sources: reject implausible times against the clock.
     live_max_future: Option<Micros>,
+    /// `false` while the wall clock is not synchronised: `max_future` is not
+    /// checked then (the 2020-01-01 floor still is).
+    clock_trusted: bool,
 }
+
+/// Called for every numeric field of an accepted event that its kind does
+/// not know: (sensor, device_id, field name).
+pub type OnUnknown<'a> = dyn FnMut(SensorKind, &str, &str) + 'a;
 
 type Field<'a> = Option<&'a JsonValue<'a>>;
 
@@ -45,6 +53,7 @@ impl Decoder {
             max_event_bytes,
             ranges,
             live_max_future,
+            clock_trusted: true,
         }
     }
 
@@ -53,8 +62,24 @@ impl Decoder {
         self.ranges = ranges;
     }
 
+    /// Whether the wall clock may judge event times (`limits.max_future`).
+    pub fn set_clock_trusted(&mut self, trusted: bool) {
+        self.clock_trusted = trusted;
+    }
+
     /// Decodes one input. `clock` is the wall clock (used on live sources only).
     pub fn decode(&self, input: &RawInput, clock: Micros) -> Decoded {
+        self.decode_with(input, clock, &mut |_, _, _| {})
+    }
+
+    /// [`Decoder::decode`], telling `on_unknown` about the accepted event's
+    /// numeric fields that its kind does not know.
+    pub fn decode_with(
+        &self,
+        input: &RawInput,
+        clock: Micros,
+        on_unknown: &mut OnUnknown<'_>,
+    ) -> Decoded {
         if let Some(crate::model::FramingError::TooLarge { len }) = input.framing_error {
             return reject(
                 RejectReason::TooLarge,
@@ -64,11 +89,22 @@ impl Decoder {
                 ),
             );
         }
-        self.decode_bytes(&input.payload, input.sensor_hint, clock)
+        self.decode_bytes_with(&input.payload, input.sensor_hint, clock, on_unknown)
     }
 
     /// Decodes raw bytes with an optional source kind.
     pub fn decode_bytes(&self, bytes: &[u8], hint: Option<SensorKind>, clock: Micros) -> Decoded {
+        self.decode_bytes_with(bytes, hint, clock, &mut |_, _, _| {})
+    }
+
+    /// [`Decoder::decode_bytes`], telling `on_unknown` about unknown numeric fields.
+    pub fn decode_bytes_with(
+        &self,
+        bytes: &[u8],
+        hint: Option<SensorKind>,
+        clock: Micros,
+        on_unknown: &mut OnUnknown<'_>,
+    ) -> Decoded {
         if bytes.len() > self.max_event_bytes {
             return reject(
                 RejectReason::TooLarge,
@@ -107,7 +143,17 @@ impl Decoder {
             }
         };
         match self.event(&fields, hint, clock) {
-            Ok(e) => Decoded::Event(e),
+            Ok(e) => {
+                // No allocation here: names are compared, not copied.
+                for (name, v) in &fields {
+                    if matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_))
+                        && !unknown::is_known_field(e.sensor, name)
+                    {
+                        on_unknown(e.sensor, &e.device_id, name);
+                    }
+                }
+                Decoded::Event(e)
+            }
             Err(r) => Decoded::Reject(r),
         }
     }
@@ -130,7 +176,7 @@ impl Decoder {
         };
         let event_time = time_value(time_field)?;
         if let Some(max_future) = self.live_max_future {
-            if event_time > clock.saturating_add(max_future) {
+            if self.clock_trusted && event_time > clock.saturating_add(max_future) {
                 return Err(Reject::new(
                     RejectReason::ImplausibleTime,
                     format!(

@@ -277,3 +277,49 @@ fn live_sources_reject_implausible_times() {
     );
     assert_eq!(r("2026-11-29T19:34:00Z"), None);
 }
+
+#[test]
+fn unknown_numeric_fields_of_an_accepted_event_are_reported_by_name() {
+    let line = format!(
+        r#"{{{W},"heart_rate":80,"accel":1.5,"body_temp":36.6,"note":"x","fw":{{"v":1}},"raw":NaN,"zone_id":3}}"#
+    );
+    let mut seen = Vec::new();
+    let r = dec().decode_bytes_with(line.as_bytes(), None, 0, &mut |k, dev, name| {
+        seen.push(format!("{k}/{dev}/{name}"))
+    });
+    assert!(matches!(r, Decoded::Event(_)), "{r:?}");
+    assert_eq!(
+        seen,
+        [
+            "wearable/w-1/accel",
+            "wearable/w-1/body_temp",
+            "wearable/w-1/raw",
+            "wearable/w-1/zone_id"
+        ]
+    );
+    let mut seen = 0;
+    let rejected = format!(r#"{{{W},"accel":1.5}}"#);
+    dec().decode_bytes_with(rejected.as_bytes(), None, 0, &mut |_, _, _| seen += 1);
+    assert_eq!(seen, 0, "a rejected event (no metric) reports nothing");
+}
+
+#[test]
+fn an_untrusted_clock_suspends_max_future_but_not_the_2020_floor() {
+    let clock = crate::timefmt::parse_rfc3339("2026-11-29T19:30:00Z").unwrap();
+    let mut d = Decoder::new(4096, vec![], Some(300_000_000));
+    d.set_clock_trusted(false);
+    let line = |t: &str| {
+        format!(r#"{{"sensor":"pitch","device_id":"a","event_time":"{t}","ball_speed":1}}"#)
+    };
+    assert!(matches!(
+        d.decode_bytes(line("2027-06-01T00:00:00Z").as_bytes(), None, clock),
+        Decoded::Event(_)
+    ));
+    assert!(matches!(
+        d.decode_bytes(line("2019-12-31T23:59:59Z").as_bytes(), None, clock),
+        Decoded::Reject(Reject {
+            reason: RejectReason::ImplausibleTime,
+            ..
+        })
+    ));
+}

@@ -37,7 +37,11 @@ pub struct DetectorParams {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Observation {
     /// The key already holds a reading at this event time; ignored.
-    Duplicate,
+    Duplicate {
+        /// The value of the reading already held (equal to the new one for a
+        /// plain resend, different for a conflict).
+        stored: f64,
+    },
     /// Appended, no alert.
     Normal,
     /// Appended, and it was an anomaly against this baseline.
@@ -178,9 +182,13 @@ impl Detector {
         let base = id as usize * w;
         let slot = &self.slots[id as usize];
         let (head, len) = (slot.head as usize, slot.len as usize);
-        if t <= slot.max_t && self.holds_time(base, head, len, t) {
-            self.counters.duplicates += 1;
-            return Observation::Duplicate;
+        if t <= slot.max_t {
+            if let Some(pos) = self.find_time(base, head, len, t) {
+                self.counters.duplicates += 1;
+                return Observation::Duplicate {
+                    stored: self.values[pos],
+                };
+            }
         }
         let mut result = Observation::Normal;
         if len >= self.p.min_baseline {
@@ -217,11 +225,21 @@ impl Detector {
         result
     }
 
-    fn holds_time(&self, base: usize, head: usize, len: usize, t: Micros) -> bool {
+    /// The arena index of the key's reading at time `t`, if it holds one.
+    fn find_time(&self, base: usize, head: usize, len: usize, t: Micros) -> Option<usize> {
         let w = self.p.window;
         let ring = &self.times[base..base + w];
         let first = (w - head).min(len);
-        ring[head..head + first].contains(&t) || ring[..len - first].contains(&t)
+        ring[head..head + first]
+            .iter()
+            .position(|&x| x == t)
+            .map(|i| base + head + i)
+            .or_else(|| {
+                ring[..len - first]
+                    .iter()
+                    .position(|&x| x == t)
+                    .map(|i| base + i)
+            })
     }
 
     fn append(&mut self, id: u32, base: usize, t: Micros, x: f64) {

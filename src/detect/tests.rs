@@ -86,7 +86,7 @@ fn check_against_reference(values: &[f64], window: usize) {
                         "missed alert z={z}"
                     );
                 }
-                Observation::Duplicate => panic!("no duplicates here"),
+                Observation::Duplicate { .. } => panic!("no duplicates here"),
             }
         }
         hist.push_back(x);
@@ -190,7 +190,11 @@ fn same_event_time_twice_is_a_duplicate_and_changes_nothing() {
     for i in 0..20 {
         feed(&mut d, "w", i * 10, 100.0 + (i % 2) as f64);
     }
-    assert_eq!(feed(&mut d, "w", 50, 1e9), Observation::Duplicate);
+    assert_eq!(
+        feed(&mut d, "w", 50, 1e9),
+        Observation::Duplicate { stored: 101.0 },
+        "the value already held comes back, to tell a resend from a conflict"
+    );
     assert_eq!(d.counters().duplicates, 1);
     // The duplicate was not appended: a normal value is still normal.
     assert_eq!(feed(&mut d, "w", 1000, 100.0), Observation::Normal);
@@ -211,7 +215,27 @@ fn window_keeps_only_the_last_readings() {
         o => panic!("expected alert, got {o:?}"),
     }
     // An old event time that left the window is no longer a duplicate.
-    assert_ne!(feed(&mut d, "w", 3, 0.0), Observation::Duplicate);
+    assert!(!matches!(
+        feed(&mut d, "w", 3, 0.0),
+        Observation::Duplicate { .. }
+    ));
+}
+
+#[test]
+fn a_duplicate_in_the_wrapped_part_of_the_ring_returns_its_own_value() {
+    let mut d = Detector::new(params(10, 10));
+    for i in 0..25 {
+        feed(&mut d, "w", i, i as f64 * 2.0);
+    }
+    // The window holds times 15..25; the ring has wrapped past its end.
+    for t in 15..25 {
+        assert_eq!(
+            feed(&mut d, "w", t, -1.0),
+            Observation::Duplicate {
+                stored: t as f64 * 2.0
+            }
+        );
+    }
 }
 
 #[test]

@@ -269,7 +269,7 @@ impl SpoolQueue {
                 bytes = victim.size,
                 spool_bytes = self.bytes,
                 reason = advice,
-                "Spool file deleted without upload (lowest priority first); its rows are lost."
+                "Spool full: file deleted without upload (lowest priority first); its rows are lost."
             ),
             Err(e) => {
                 tracing::error!(error = %e, key = %victim.key, "A spool file chosen for eviction could not be deleted.")

@@ -270,6 +270,7 @@ impl TableId {
                     c("upload_failures", I64),
                     n("last_upload_at", Ts),
                     c("spool_evictions", I64),
+                    c("duplicate_conflicts", I64),
                 ]);
                 v
             }

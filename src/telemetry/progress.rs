@@ -91,6 +91,8 @@ pub struct ProgressRow {
     pub last_upload_at: Option<Micros>,
     /// Spool files evicted (deleted without upload) in the interval.
     pub spool_evictions: u64,
+    /// Duplicate readings with another value than the one kept, in the interval.
+    pub duplicate_conflicts: u64,
 }
 
 impl ProgressRow {
@@ -122,6 +124,7 @@ impl ProgressRow {
             .i64(self.upload_failures as i64)
             .opt_i64(self.last_upload_at)
             .i64(self.spool_evictions as i64)
+            .i64(self.duplicate_conflicts as i64)
             .finish();
     }
 
@@ -205,6 +208,7 @@ impl ProgressTracker {
             upload_failures: failures - self.last_failures,
             last_upload_at: (last_upload > 0).then_some(last_upload),
             spool_evictions: evictions - self.last_evictions,
+            duplicate_conflicts: c.duplicate_conflicts - self.last.duplicate_conflicts,
         };
         self.last_evictions = evictions;
         self.last = c.clone();

@@ -126,6 +126,25 @@ pub fn render(s: &MetricsSnapshot) -> String {
     );
     counter(
         &mut o,
+        "pitchside_duplicate_conflicts_total",
+        "Duplicates with another value than the reading kept (also in duplicate_rows).",
+        c.duplicate_conflicts,
+    );
+    unknown_fields(&mut o, &c.unknown_fields);
+    counter(
+        &mut o,
+        "pitchside_clock_unsynced_events_total",
+        "Events accepted without the limits.max_future check: the clock was unsynchronised.",
+        c.clock_unsynced_events,
+    );
+    gauge(
+        &mut o,
+        "pitchside_clock_synchronized",
+        "1 while the kernel reports the system clock synchronised (limits.max_future is checked).",
+        if c.clock_unsynchronized { 0.0 } else { 1.0 },
+    );
+    counter(
+        &mut o,
         "pitchside_alerts_total",
         "z-score alerts.",
         c.alerts,
@@ -277,6 +296,27 @@ pub fn render(s: &MetricsSnapshot) -> String {
         );
     }
     o
+}
+
+fn unknown_fields(o: &mut String, u: &crate::decode::unknown::UnknownFields) {
+    let _ = writeln!(
+        o,
+        "# HELP pitchside_unknown_fields_total Accepted events with a numeric field their sensor kind does not know (ignored), by field; names beyond the first 64 count as field=\"other\".\n# TYPE pitchside_unknown_fields_total counter"
+    );
+    for (sensor, name, n) in u.iter() {
+        let _ = writeln!(
+            o,
+            "pitchside_unknown_fields_total{{sensor=\"{sensor}\",field=\"{}\"}} {n}",
+            label_value(name)
+        );
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped (Prometheus text format).
+fn label_value(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 fn sources(o: &mut String, s: &crate::sources::SourceStats) {
@@ -450,5 +490,39 @@ fn respond(req: &str, snapshot: &Mutex<MetricsSnapshot>) -> (&'static str, Strin
             }
         }
         _ => ("404 Not Found", "try /metrics or /healthz\n".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod data_path_tests {
+    use super::*;
+    use crate::model::SensorKind::Wearable;
+
+    #[test]
+    fn unknown_fields_conflicts_and_clock_state_are_exposed_with_escaped_labels() {
+        let mut s = MetricsSnapshot::default();
+        let u = &mut s.counters.unknown_fields;
+        u.note(Wearable, "accel");
+        u.note(Wearable, "accel");
+        u.note(Wearable, "we\"ird\\name\n");
+        s.counters.duplicate_conflicts = 4;
+        s.counters.clock_unsynced_events = 9;
+        s.counters.clock_unsynchronized = true;
+        let text = render(&s);
+        let m = crate::status::parse_metrics(&text);
+        assert_eq!(
+            m["pitchside_unknown_fields_total{sensor=\"wearable\",field=\"accel\"}"],
+            2.0
+        );
+        assert!(
+            text.contains("{sensor=\"wearable\",field=\"we\\\"ird\\\\name\\n\"} 1\n"),
+            "{text}"
+        );
+        assert_eq!(m["pitchside_duplicate_conflicts_total"], 4.0);
+        assert_eq!(m["pitchside_clock_unsynced_events_total"], 9.0);
+        assert_eq!(m["pitchside_clock_synchronized"], 0.0);
+        s.counters.clock_unsynchronized = false;
+        let m = crate::status::parse_metrics(&render(&s));
+        assert_eq!(m["pitchside_clock_synchronized"], 1.0);
     }
 }

@@ -1,0 +1,159 @@
+use super::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn config() -> Config {
+    crate::config::parse(
+        "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[output]\nstore = \"file:///tmp/pitchside-unit-store\"\nspool_dir = \"/tmp/pitchside-unit-spool\"\n",
+        "test",
+    )
+    .unwrap()
+    .validate()
+    .unwrap()
+}
+
+const NOW: Micros = 1_795_980_600_000_000; // 2026-11-29T19:30:00Z
+const HOUR: Micros = 3_600_000_000;
+
+fn pitch(t: Micros) -> Vec<u8> {
+    format!(
+        r#"{{"sensor":"pitch","device_id":"p","event_time":{},"ball_speed":140}}"#,
+        t / 1000
+    )
+    .into_bytes()
+}
+
+/// A live pipeline whose clock state is the returned flag.
+fn live_with_clock(synced: bool) -> (Pipeline, Arc<AtomicBool>) {
+    let flag = Arc::new(AtomicBool::new(synced));
+    let f = flag.clone();
+    let p = Pipeline::new(&config(), true).with_clock_state(move || f.load(Ordering::Relaxed));
+    (p, flag)
+}
+
+#[test]
+fn a_future_event_is_accepted_and_counted_while_the_clock_is_unsynchronised() {
+    let (mut p, synced) = live_with_clock(false);
+    p.process_bytes("test", None, &pitch(NOW + HOUR), NOW, NOW);
+    let c = p.counters();
+    assert_eq!(
+        c.accepted, 1,
+        "an hour ahead of a stale clock is no reason to reject"
+    );
+    assert_eq!(c.clock_unsynced_events, 1);
+    assert!(c.clock_unsynchronized);
+    // The 2020-01-01 floor still holds.
+    p.process_bytes("test", None, &pitch(1_000_000), NOW, NOW);
+    assert_eq!(
+        p.counters().rejected[RejectReason::ImplausibleTime as usize],
+        1
+    );
+
+    // Synchronised (asked again a poll period later): judged against the clock.
+    synced.store(true, Ordering::Relaxed);
+    let later = NOW + CLOCK_POLL;
+    p.process_bytes("test", None, &pitch(later + HOUR + 1_000_000), later, later);
+    let c = p.counters();
+    assert_eq!(c.rejected[RejectReason::ImplausibleTime as usize], 2);
+    assert_eq!(c.accepted, 1);
+    assert_eq!(
+        c.clock_unsynced_events, 1,
+        "counted only while unsynchronised"
+    );
+    assert!(!c.clock_unsynchronized);
+}
+
+#[test]
+fn a_synchronised_clock_rejects_a_future_event_as_the_spec_says() {
+    let (mut p, _) = live_with_clock(true);
+    p.process_bytes("test", None, &pitch(NOW + HOUR), NOW, NOW);
+    let c = p.counters();
+    assert_eq!(c.rejected[RejectReason::ImplausibleTime as usize], 1);
+    assert_eq!(c.clock_unsynced_events, 0);
+}
+
+#[test]
+fn the_clock_state_is_asked_at_most_once_a_second_not_per_event() {
+    let asked = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let a = asked.clone();
+    let mut p = Pipeline::new(&config(), true).with_clock_state(move || {
+        a.fetch_add(1, Ordering::Relaxed);
+        true
+    });
+    for i in 0..1000 {
+        p.process_bytes(
+            "test",
+            None,
+            &pitch(NOW + i),
+            NOW + i * 1000,
+            NOW + i * 1000,
+        );
+    }
+    assert_eq!(
+        asked.load(Ordering::Relaxed),
+        1,
+        "1000 events in one second"
+    );
+    p.process_bytes("test", None, &pitch(NOW), NOW - HOUR, NOW - HOUR);
+    assert_eq!(
+        asked.load(Ordering::Relaxed),
+        2,
+        "a clock that went back asks again"
+    );
+}
+
+#[test]
+fn replay_never_asks_the_clock() {
+    let mut p = Pipeline::new(&config(), false)
+        .with_clock_state(|| -> bool { panic!("replay must not depend on the clock") });
+    p.process_bytes("test", None, &pitch(NOW + 100 * HOUR), NOW, NOW);
+    assert_eq!(p.counters().accepted, 1);
+    assert_eq!(p.counters().clock_unsynced_events, 0);
+}
+
+#[test]
+fn conflicting_duplicates_are_counted_apart_from_resends() {
+    let mut p = Pipeline::new(&config(), false);
+    let line = |v: f64| {
+        format!(r#"{{"sensor":"pitch","device_id":"p","event_time":1000,"ball_speed":{v}}}"#)
+    };
+    for v in [140.0, 140.0, -0.0, 141.5, 140.0] {
+        p.process_bytes("test", None, line(v).as_bytes(), NOW, NOW);
+    }
+    let c = p.counters();
+    assert_eq!(c.readings, 1);
+    assert_eq!(c.duplicate_rows, 4);
+    assert_eq!(c.duplicate_conflicts, 2, "-0.0 and 141.5 differ from 140");
+}
+
+#[test]
+fn unknown_numeric_fields_are_counted_per_name_in_the_counters() {
+    let mut p = Pipeline::new(&config(), false);
+    for t in 0..3 {
+        let line = format!(
+            r#"{{"sensor":"crowd","device_id":"m","zone_id":"z","event_time":{t},"decibels":80,"decibel":81,"note":"x"}}"#
+        );
+        p.process_bytes("test", None, line.as_bytes(), NOW, NOW);
+    }
+    let all: Vec<_> = p.counters().unknown_fields.iter().collect();
+    assert_eq!(all, [(SensorKind::Crowd, "decibel", 3)]);
+}
+
+#[test]
+fn rejects_from_a_file_line_carry_the_line_number() {
+    let mut p = Pipeline::new(&config(), false);
+    p.process_line("replay:x", None, b"{oops", 42, NOW, NOW);
+    let t = p.take_tables(1);
+    let rejects = t.iter().find(|b| b.table == TableId::Rejects).unwrap();
+    assert_eq!(rejects.rows, 1);
+    let col = TableId::Rejects
+        .columns()
+        .iter()
+        .position(|c| c.name == "detail")
+        .unwrap();
+    let crate::tables::ColumnBuf::Bytes { data, offsets } = &rejects.columns[col] else {
+        panic!("detail is a string column");
+    };
+    let detail = std::str::from_utf8(&data[offsets[0]..offsets[1]]).unwrap();
+    assert!(detail.starts_with("line 42: at byte 1"), "{detail}");
+}

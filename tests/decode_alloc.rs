@@ -1,0 +1,69 @@
+//! The decoder's unknown-field accounting costs no allocation in steady state:
+//! counted with a counting global allocator, not asserted in a comment.
+
+use pitchside::decode::unknown::UnknownFields;
+use pitchside::decode::{Decoded, Decoder};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is passed on to the system allocator unchanged; the
+// counter is a const-initialised thread-local `Cell` that never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations(f: impl FnOnce()) -> u64 {
+    let before = ALLOCS.with(|c| c.get());
+    f();
+    ALLOCS.with(|c| c.get()) - before
+}
+
+#[test]
+fn a_known_unknown_field_costs_no_allocation_beyond_a_plain_event() {
+    let d = Decoder::new(4096, vec![], None);
+    let mut u = UnknownFields::default();
+    let plain: &[u8] =
+        br#"{"sensor":"wearable","device_id":"w-1","event_time":1000,"player_id":7,"heart_rate":80}"#;
+    let extra: &[u8] = br#"{"sensor":"wearable","device_id":"w-1","event_time":1000,"player_id":7,"heart_rate":80,"accel":1.5}"#;
+    let decode = |line: &[u8], u: &mut UnknownFields| {
+        let r = d.decode_bytes_with(line, None, 0, &mut |k, _, name| {
+            u.note(k, name);
+        });
+        assert!(matches!(r, Decoded::Event(_)));
+    };
+    decode(extra, &mut u); // the first sighting keeps the name: one allocation, once
+    let a_plain = allocations(|| decode(plain, &mut u));
+    let a_extra = allocations(|| decode(extra, &mut u));
+    assert_eq!(a_extra, a_plain, "counting a known name allocates nothing");
+    let a_plain_noted = allocations(|| decode(plain, &mut u));
+    let a_plain_bare = allocations(|| {
+        assert!(matches!(d.decode_bytes(plain, None, 0), Decoded::Event(_)));
+    });
+    assert_eq!(
+        a_plain_noted, a_plain_bare,
+        "the field scan allocates nothing"
+    );
+    assert_eq!(u.iter().next().map(|(_, _, n)| n), Some(2));
+}
