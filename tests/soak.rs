@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::services::{fast_config, free_port, wait_until, Gateway};
+use common::services::{free_port, wait_until, Gateway};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -72,8 +72,33 @@ fn bytes_under(root: &Path) -> u64 {
         .sum()
 }
 
-fn simulator(rate: u32) -> String {
-    format!("[sources.simulator]\nrate = {rate}\nanomaly_rate = 0.01\n")
+/// The config of a soak run: the simulator at `rate` events/s, 1 s windows,
+/// a spool in `spool` with `output` added to `[output]`, metrics on `port`.
+fn soak_config(dir: &Path, port: u16, spool: &Path, output: &str, rate: u32) -> PathBuf {
+    let text = format!(
+        r#"[venue]
+id = "testvenue"
+gateway_id = "gw-1"
+[windows]
+size = "1s"
+watermark_delay = "0s"
+[output]
+store = "file://{store}"
+spool_dir = "{spool}"
+{output}
+[metrics]
+progress_interval = "200ms"
+listen = "127.0.0.1:{port}"
+[sources.simulator]
+rate = {rate}
+anomaly_rate = 0.01
+"#,
+        store = dir.join("store").display(),
+        spool = spool.display(),
+    );
+    let path = dir.join("venue.toml");
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 #[test]
@@ -81,15 +106,16 @@ fn a_healthy_gateway_ships_twenty_times_its_spool_ceiling_without_evicting_anyth
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let ceiling: u64 = 1024 * 1024;
-    let cfg = fast_config(dir.path(), port, &format!("{}\n", simulator(20000)));
     // Flush every second and keep the ceiling small: the ceiling turns over
     // every couple of seconds (the smallest allowed), as 1 GiB does in 14
     // hours at a venue.
-    let text = std::fs::read_to_string(&cfg).unwrap().replace(
-        "flush_interval = \"500ms\"",
+    let cfg = soak_config(
+        dir.path(),
+        port,
+        &dir.path().join("spool"),
         "flush_interval = \"1s\"\nspool_max_bytes = \"1MiB\"\ncompression = \"snappy\"",
+        20000,
     );
-    std::fs::write(&cfg, text).unwrap();
     let store = dir.path().join("store");
     let gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "info")]);
     let started = Instant::now();
@@ -142,12 +168,13 @@ fn a_spool_disk_smaller_than_min_free_disk_deletes_nothing_while_the_store_is_up
     };
     let port = free_port();
     // The default min_free_disk (256 MiB) can never be met on 8 MiB.
-    let cfg = fast_config(dir.path(), port, &simulator(2000));
-    let text = std::fs::read_to_string(&cfg).unwrap().replace(
-        &format!("spool_dir = \"{}\"", dir.path().join("spool").display()),
-        &format!("spool_dir = \"{}\"", disk.0.join("spool").display()),
+    let cfg = soak_config(
+        dir.path(),
+        port,
+        &disk.0.join("spool"),
+        "flush_interval = \"500ms\"",
+        2000,
     );
-    std::fs::write(&cfg, text).unwrap();
     let store = dir.path().join("store");
     let gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "info")]);
     gw.wait_metric(
@@ -170,15 +197,13 @@ fn a_full_disk_with_the_store_down_evicts_raw_before_losing_any_alert() {
         return;
     };
     let port = free_port();
-    let cfg = fast_config(dir.path(), port, &simulator(6000));
-    let text = std::fs::read_to_string(&cfg).unwrap().replace(
-        &format!("spool_dir = \"{}\"", dir.path().join("spool").display()),
-        &format!(
-            "spool_dir = \"{}\"\nmin_free_disk = \"0B\"",
-            disk.0.join("spool").display()
-        ),
+    let cfg = soak_config(
+        dir.path(),
+        port,
+        &disk.0.join("spool"),
+        "flush_interval = \"500ms\"\nmin_free_disk = \"0B\"",
+        6000,
     );
-    std::fs::write(&cfg, text).unwrap();
     // The store is down: each table's folder in it is a file, so every put fails.
     let store = dir.path().join("store");
     std::fs::create_dir_all(&store).unwrap();
