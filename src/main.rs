@@ -86,9 +86,9 @@ enum Command {
         addr: String,
     },
     /// Measure replay throughput, peak memory and detector state size.
-    Bench(pitchside::bench::BenchArgs),
+    Bench(pitchside::commands::bench::BenchArgs),
     /// Measure publish → alert latency and MQTT ingest rate through a running broker.
-    BenchMqtt(pitchside::bench_mqtt::BenchMqttArgs),
+    BenchMqtt(pitchside::commands::bench::mqtt::BenchMqttArgs),
 }
 
 #[derive(clap::Args)]
@@ -157,8 +157,8 @@ fn board_from_env() -> Option<PathBuf> {
 /// `check-config`: the start-up checks of `run` (same errors, same words),
 /// warnings on stderr.
 fn check_startup(cfg: &Config) -> Result<()> {
-    let report = pitchside::preflight::preflight(cfg);
-    let busy = pitchside::preflight::busy(cfg);
+    let report = pitchside::commands::preflight::preflight(cfg);
+    let busy = pitchside::commands::preflight::busy(cfg);
     for w in report.warnings.iter().chain(&busy) {
         eprintln!("warning: {w}");
     }
@@ -309,8 +309,8 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             // Not eprintln!: a closed stderr must not turn an error into a panic.
             let _ = writeln!(std::io::stderr(), "error: {}", report(&e));
-            if e.is::<pitchside::replay::NothingAccepted>() {
-                return pitchside::replay::EXIT_NOTHING_ACCEPTED.into();
+            if e.is::<pitchside::commands::replay::NothingAccepted>() {
+                return pitchside::commands::replay::EXIT_NOTHING_ACCEPTED.into();
             }
             std::process::ExitCode::FAILURE
         }
@@ -339,7 +339,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                 };
                 let level = init_logging(Some(&cfg));
                 // Before anything else: from here on SIGHUP/SIGUSR1/SIGUSR2 never end the process.
-                let signals = pitchside::app::Signals::install()
+                let signals = pitchside::commands::run::Signals::install()
                     .context("cannot install the signal handlers")?;
                 let token = shutdown_on_signals();
                 if config.is_none() {
@@ -350,25 +350,25 @@ fn real_main() -> Result<std::process::ExitCode> {
                 if let Some(parent) = parent_pid {
                     exit_with_parent(parent, token.clone());
                 }
-                let load: Option<pitchside::app::LoadConfig> = config.map(|path| {
+                let load: Option<pitchside::commands::run::LoadConfig> = config.map(|path| {
                     Box::new(move || match &board {
                         Some(b) => config::load_with_board(&path, b).map(|(c, _)| c),
                         None => config::load(&path),
-                    }) as pitchside::app::LoadConfig
+                    }) as pitchside::commands::run::LoadConfig
                 });
-                let set_log_level: pitchside::app::SetLogLevel = Box::new(move |l: &str| {
+                let set_log_level: pitchside::commands::run::SetLogLevel = Box::new(move |l: &str| {
                     if let Some(env) = env_log_level() {
                         return Err(format!("PITCHSIDE_LOG={env} overrides it"));
                     }
                     let filter = parse_level(l).ok_or_else(|| format!("{l:?} is not a level"))?;
                     level.reload(filter).map_err(|e| e.to_string())
                 });
-                let control = pitchside::app::Control {
+                let control = pitchside::commands::run::Control {
                     signals,
                     load,
                     set_log_level,
                 };
-                pitchside::app::run_with(cfg, token, Some(control)).await?;
+                pitchside::commands::run::run_with(cfg, token, Some(control)).await?;
             }
             Command::Replay {
                 config,
@@ -385,7 +385,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                     None => None,
                 };
                 let summary =
-                    pitchside::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
+                    pitchside::commands::replay::replay(&cfg, &input, output.as_deref(), sensor).await?;
                 // A closed stdout (`| head`) must not turn a finished replay into a failure.
                 emit(&summary.to_string())?;
                 summary.check_accepted()?;
@@ -433,7 +433,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                 emit(&board.systemd_dropin(&path))?;
             }
             Command::Status { config, addr } => {
-                use pitchside::status::EXIT_UNREACHABLE;
+                use pitchside::commands::status::EXIT_UNREACHABLE;
                 let addr = match &config {
                     Some(p) => match load(p).and_then(|c| {
                         c.metrics_listen.context(
@@ -448,7 +448,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                     },
                     None => addr,
                 };
-                return match pitchside::status::report(&addr) {
+                return match pitchside::commands::status::report(&addr) {
                     Ok(r) => {
                         emit(&r.text)?;
                         Ok(std::process::ExitCode::from(r.exit_code()))
@@ -461,10 +461,10 @@ fn real_main() -> Result<std::process::ExitCode> {
             }
             Command::BenchMqtt(args) => {
                 init_logging(None);
-                emit(&pitchside::bench_mqtt::run(&args).await?)?;
+                emit(&pitchside::commands::bench::mqtt::run(&args).await?)?;
             }
             Command::Bench(args) => {
-                let report = pitchside::bench::run(&args).await?;
+                let report = pitchside::commands::bench::run(&args).await?;
                 emit(&format!("{report}\n"))?;
             }
         }
@@ -496,9 +496,9 @@ async fn simulate(a: SimulateArgs) -> Result<()> {
         sim_cfg.anomaly_rate = x;
     }
     let start = match &a.start {
-        Some(s) => pitchside::timefmt::parse_rfc3339(s)
+        Some(s) => pitchside::util::time::parse_rfc3339(s)
             .map_err(|e| anyhow::anyhow!("--start {s:?}: {e}"))?,
-        None => pitchside::timefmt::now_micros(),
+        None => pitchside::util::time::now_micros(),
     };
     let mut sim = pitchside::sources::simulator::Simulator::new(&sim_cfg, start);
     if a.serial.is_some() || a.mqtt_host.is_some() {
@@ -512,12 +512,12 @@ async fn simulate(a: SimulateArgs) -> Result<()> {
     };
     let realtime = a.realtime || a.count.is_none();
     let token = shutdown_on_signals();
-    let wall0 = pitchside::timefmt::now_micros();
+    let wall0 = pitchside::util::time::now_micros();
     let mut n = 0u64;
     while a.count.is_none_or(|c| n < c) && !token.is_cancelled() {
         if realtime {
             let due = wall0 + (sim.next_time() - start);
-            let now = pitchside::timefmt::now_micros();
+            let now = pitchside::util::time::now_micros();
             if due > now {
                 if let Err(e) = out.flush() {
                     if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -574,12 +574,12 @@ async fn simulate_to_device(
     };
     let realtime = a.realtime || a.count.is_none();
     let token = shutdown_on_signals();
-    let wall0 = pitchside::timefmt::now_micros();
+    let wall0 = pitchside::util::time::now_micros();
     let mut n = 0u64;
     while a.count.is_none_or(|c| n < c) && !token.is_cancelled() {
         if realtime {
             let due = wall0 + (sim.next_time() - start);
-            let now = pitchside::timefmt::now_micros();
+            let now = pitchside::util::time::now_micros();
             if due > now {
                 tokio::time::sleep(std::time::Duration::from_micros((due - now) as u64)).await;
             }

@@ -166,3 +166,78 @@ fn checkpoint_write_failures_are_counted_while_they_happen() {
     assert!(wait_until(Duration::from_secs(20), || cp.is_file()));
     gw.stop();
 }
+
+// The pipeline's own snapshot, without a gateway around it.
+
+fn pipeline(max_keys: u32) -> pitchside::pipeline::Pipeline {
+    let text = format!(
+        "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[detector]\nmax_keys = {max_keys}\n[windows]\nwatermark_delay = \"5s\"\n[output]\nstore = \"file:///tmp/x\"\nspool_dir = \"/tmp/y\"\n"
+    );
+    let c = pitchside::config::parse(&text, "test")
+        .unwrap()
+        .validate()
+        .unwrap();
+    pitchside::pipeline::Pipeline::new(&c, false)
+}
+
+fn feed(
+    p: &mut pitchside::pipeline::Pipeline,
+    lines: &[String],
+) -> (Vec<pitchside::pipeline::LiveAlert>, String) {
+    for l in lines {
+        p.process_bytes("test", None, l.as_bytes(), 0, 0);
+    }
+    (p.drain_alerts(), format!("{:?}", p.take_tables(1)))
+}
+
+#[test]
+fn a_restored_pipeline_continues_exactly_like_the_original() {
+    let sim_cfg = pitchside::config::SimulatorSection {
+        anomaly_rate: 0.01,
+        fatigue_rate: 0.3,
+        ..Default::default()
+    };
+    let mut sim = pitchside::sources::simulator::Simulator::new(&sim_cfg, 1_795_980_600_000_000);
+    let lines: Vec<String> = (0..40_000).map(|_| sim.next_line().0).collect();
+    for max_keys in [10_000, 50] {
+        let mut a = pipeline(max_keys);
+        feed(&mut a, &lines[..20_000]);
+        let sealed = a.checkpoint(7);
+        let mut b = pipeline(max_keys);
+        assert_eq!(
+            b.restore(pitchside::state::checkpoint::open(&sealed).unwrap())
+                .unwrap(),
+            7
+        );
+        let (alerts_a, tables_a) = feed(&mut a, &lines[20_000..]);
+        let (alerts_b, tables_b) = feed(&mut b, &lines[20_000..]);
+        assert!(!alerts_a.is_empty());
+        assert!(alerts_a
+            .iter()
+            .any(|x| matches!(x, pitchside::pipeline::LiveAlert::Fatigue(_))));
+        assert_eq!(alerts_a.len(), alerts_b.len(), "max_keys {max_keys}");
+        if let Some(i) = (0..alerts_a.len()).find(|&i| alerts_a[i] != alerts_b[i]) {
+            panic!(
+                "max_keys {max_keys}: alert {i} differs:\n{:?}\n{:?}",
+                alerts_a[i], alerts_b[i]
+            );
+        }
+        assert!(tables_a == tables_b, "max_keys {max_keys}: tables differ");
+        assert_eq!(a.detector().keys(), b.detector().keys());
+    }
+}
+
+#[test]
+fn a_truncated_body_is_a_decode_error_not_a_panic() {
+    let mut a = pipeline(100);
+    let mut sim =
+        pitchside::sources::simulator::Simulator::new(&Default::default(), 1_795_980_600_000_000);
+    let lines: Vec<String> = (0..2000).map(|_| sim.next_line().0).collect();
+    feed(&mut a, &lines);
+    let sealed = a.checkpoint(0);
+    let body = pitchside::state::checkpoint::open(&sealed).unwrap();
+    for cut in [0, 1, 9, body.len() / 3, body.len() - 1] {
+        let mut b = pipeline(100);
+        assert!(b.restore(&body[..cut]).is_err(), "cut at {cut}");
+    }
+}

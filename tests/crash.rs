@@ -73,7 +73,7 @@ fn twenty_kill_9s_give_the_same_results_as_an_uninterrupted_run() {
     let env = [("PITCHSIDE_TEST_MQTT_PASSWORD", PASSWORD)];
     // Two hours ago, so every event is plausible to the live gateway.
     let start =
-        pitchside::timefmt::format_rfc3339(pitchside::timefmt::now_micros() - 7_200_000_000);
+        pitchside::util::time::format_rfc3339(pitchside::util::time::now_micros() - 7_200_000_000);
     let out = bin()
         .args([
             "simulate",

@@ -1,8 +1,8 @@
 //! The decoder's unknown-field accounting costs no allocation in steady state:
 //! counted with a counting global allocator, not asserted in a comment.
 
-use pitchside::decode::unknown::UnknownFields;
-use pitchside::decode::{Decoded, Decoder};
+use pitchside::pipeline::decode::unknown::UnknownFields;
+use pitchside::pipeline::decode::{Decoded, Decoder};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 const WINDOW_US: i64 = 4_000_000;
 
 fn now() -> i64 {
-    pitchside::timefmt::now_micros()
+    pitchside::util::time::now_micros()
 }
 
 /// Sleeps until the wall clock is `offset` µs into a window.

@@ -314,7 +314,7 @@ fn a_misspelled_metric_is_counted_by_name_and_the_clock_state_decides_on_future_
         3.0,
         Duration::from_secs(5),
     );
-    let synced = pitchside::clock::kernel_clock_synchronized().unwrap();
+    let synced = pitchside::util::clock::kernel_clock_synchronized().unwrap();
     assert_eq!(
         gw.metric("pitchside_clock_synchronized"),
         if synced { 1.0 } else { 0.0 },

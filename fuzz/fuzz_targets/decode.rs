@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pitchside::decode::{Decoded, Decoder};
+use pitchside::pipeline::decode::{Decoded, Decoder};
 use pitchside::model::SensorKind;
 
 fuzz_target!(|data: &[u8]| {

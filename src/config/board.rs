@@ -3,7 +3,7 @@
 //! lie under the venue config: every key the venue sets wins.
 
 use super::{ConfigError, ConfigFile};
-use crate::timefmt::parse_size;
+use crate::util::units::parse_size;
 use serde::Deserialize;
 use std::path::Path;
 

@@ -469,7 +469,7 @@ impl ByteSize {
     pub fn bytes(&self) -> Result<u64, String> {
         match self {
             ByteSize::Bytes(n) => Ok(*n),
-            ByteSize::Text(t) => crate::timefmt::parse_size(t),
+            ByteSize::Text(t) => crate::util::units::parse_size(t),
         }
     }
 }

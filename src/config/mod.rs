@@ -7,6 +7,7 @@
 
 mod board;
 mod file;
+pub mod reload;
 mod schema;
 mod sources;
 mod validate;

@@ -3,7 +3,8 @@
 //! `[alerts]` (with an `[alerts.mqtt]` broker table of the same shape).
 
 use crate::model::SensorKind;
-use crate::timefmt::{parse_duration, MICROS_PER_SEC};
+use crate::util::time::MICROS_PER_SEC;
+use crate::util::units::parse_duration;
 use serde::{Deserialize, Serialize};
 
 /// `[[sources.serial]]`: one serial port, one JSON event per line.

@@ -2,7 +2,8 @@
 
 use super::file::*;
 use crate::model::{Micros, SensorKind};
-use crate::timefmt::{parse_duration, MICROS_PER_SEC};
+use crate::util::time::MICROS_PER_SEC;
+use crate::util::units::parse_duration;
 use std::path::PathBuf;
 
 /// Why a configuration could not be used.
@@ -147,7 +148,7 @@ impl Problems {
     }
 
     fn size(&mut self, key: &str, value: &str, min: u64) -> u64 {
-        match crate::timefmt::parse_size(value) {
+        match crate::util::units::parse_size(value) {
             Ok(n) if n >= min => n,
             Ok(_) => {
                 self.0.push(format!(

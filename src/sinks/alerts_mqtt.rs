@@ -12,11 +12,11 @@
 //! queued again (at least once: a subscriber may see an `alert_id` twice).
 
 use crate::config::AlertsSection;
+use crate::mqtt::conn::{describe, BrokerSettings, Severity};
 use crate::pipeline::LiveAlert;
-use crate::sources::backoff::Backoff;
-use crate::sources::mqtt::conn::{describe, BrokerSettings, Severity};
 use crate::sources::stats::{LogLimit, SourceStats};
-use crate::timefmt::format_rfc3339;
+use crate::util::backoff::Backoff;
+use crate::util::time::format_rfc3339;
 use rumqttc::{AsyncClient, Event, EventLoop, Outgoing, Packet, QoS};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -372,10 +372,11 @@ impl AlertPublisher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::stats::Baseline;
-    use crate::fatigue::FatigueFinding;
     use crate::model::SensorKind;
-    use crate::tables::{AlertRecord, FatigueRecord, TableId};
+    use crate::pipeline::detect::stats::Baseline;
+    use crate::pipeline::fatigue::FatigueFinding;
+    use crate::pipeline::rows::{AlertRecord, FatigueRecord};
+    use crate::tables::TableId;
     use std::collections::BTreeSet;
 
     fn zscore() -> LiveAlert {

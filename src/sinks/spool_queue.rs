@@ -20,8 +20,8 @@
 //!   room by deleting files of lower priority than the table it writes.
 
 use super::spool::{remove_uploaded, SpooledFile};
+use crate::sinks::UploadStats;
 use crate::tables::TableId;
-use crate::telemetry::UploadStats;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;

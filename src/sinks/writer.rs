@@ -16,13 +16,22 @@
 use super::parquet::{properties, ParquetFile};
 use super::spool::{Spool, SpoolError, SpooledFile};
 use super::spool_queue::{free_disk, lock, SharedQueue};
+use crate::config::Config;
+use crate::sinks::UploadStats;
 use crate::tables::{ColumnBuf, TableBuffer, TableId};
-use crate::telemetry::UploadStats;
-use crate::timefmt::format_date;
+use crate::util::time::format_date;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
+
+/// Rows the pipeline hands to the encoder at a time: one row group.
+pub fn row_group_rows(config: &Config) -> usize {
+    ROW_GROUP_ROWS.min(config.max_rows_per_file)
+}
+
+/// Rows per Parquet row group (and per buffer handed to the encoder).
+pub const ROW_GROUP_ROWS: usize = 8_192;
 
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,5 @@
 //! Sources: where input lines and messages come from.
 
-pub mod backoff;
 pub mod framing;
 pub mod mqtt;
 pub mod serial;

@@ -9,10 +9,10 @@
 
 use crate::config::SerialSection;
 use crate::model::{FramingError, RawInput, SensorKind, SourceName};
-use crate::sources::backoff::Backoff;
 use crate::sources::framing::{Line, LineFramer};
 use crate::sources::stats::{LogLimit, SourceStats};
-use crate::timefmt::now_micros;
+use crate::util::backoff::Backoff;
+use crate::util::time::now_micros;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;

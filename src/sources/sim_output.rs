@@ -4,7 +4,7 @@
 //! so that a venue can be rehearsed end to end with no sensors.
 
 use crate::config::MqttBroker;
-use crate::sources::mqtt::conn::{describe, BrokerSettings, ConnError};
+use crate::mqtt::conn::{describe, BrokerSettings, ConnError};
 use rumqttc::{AsyncClient, Event, Packet, QoS};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

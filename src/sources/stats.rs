@@ -52,7 +52,7 @@ impl SourceStats {
 
     /// Source `name` went down (or starts, not yet connected).
     pub fn source_down(&self, name: &str) {
-        let now = crate::timefmt::now_micros();
+        let now = crate::util::time::now_micros();
         if let Ok(mut down) = self.down.lock() {
             let e = down.entry(name.to_string()).or_insert((0, now));
             e.0 += 1;

@@ -2,12 +2,22 @@
 //! columnar buffer that rows are appended to until a flush encodes it.
 
 mod buffer;
-mod rows;
+mod progress;
 
 pub use buffer::{ColumnBuf, RowWriter, TableBuffer};
-pub use rows::*;
+pub use progress::ProgressRow;
 
 use crate::model::SensorKind;
+
+/// The identity stamped on every row.
+#[derive(Debug, Clone)]
+pub struct Stamp {
+    /// `venue.id`.
+    pub venue_id: String,
+    /// `venue.gateway_id`.
+    pub gateway_id: String,
+}
+
 use std::sync::OnceLock;
 
 /// Physical column types.

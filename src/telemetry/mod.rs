@@ -5,7 +5,7 @@ mod progress;
 mod prometheus;
 pub mod systemd;
 
-pub use progress::{ProgressRow, ProgressTracker, UploadStats};
+pub use progress::ProgressTracker;
 pub use prometheus::{
     health, read_head, render, serve, MetricsSnapshot, RequestHead, MAX_REQUEST_HEAD,
     REQUEST_TIMEOUT,

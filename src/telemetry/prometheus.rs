@@ -16,7 +16,7 @@ pub struct MetricsSnapshot {
     /// Cumulative pipeline counters.
     pub counters: PipelineCounters,
     /// The latest progress row.
-    pub progress: super::ProgressRow,
+    pub progress: crate::tables::ProgressRow,
     /// Cumulative uploaded files.
     pub uploaded_files_total: u64,
     /// Cumulative upload failures.
@@ -202,7 +202,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
         crate::sources::SourceStats::get(&s.sources.sources_down) as f64,
     );
     let _ = writeln!(o, "# HELP pitchside_source_down_seconds How long each source that is down now has been down.\n# TYPE pitchside_source_down_seconds gauge");
-    for (name, down) in s.sources.down_sources(crate::timefmt::now_micros()) {
+    for (name, down) in s.sources.down_sources(crate::util::time::now_micros()) {
         let _ = writeln!(
             o,
             "pitchside_source_down_seconds{{source=\"{}\"}} {}",
@@ -298,7 +298,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
     o
 }
 
-fn unknown_fields(o: &mut String, u: &crate::decode::unknown::UnknownFields) {
+fn unknown_fields(o: &mut String, u: &crate::pipeline::decode::unknown::UnknownFields) {
     let _ = writeln!(
         o,
         "# HELP pitchside_unknown_fields_total Accepted events with a numeric field their sensor kind does not know (ignored), by field; names beyond the first 64 count as field=\"other\".\n# TYPE pitchside_unknown_fields_total counter"
@@ -484,7 +484,7 @@ fn respond(req: &str, snapshot: &Mutex<MetricsSnapshot>) -> (&'static str, Strin
         }
         "/healthz" => {
             let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
-            match health(&s, crate::timefmt::now_micros()) {
+            match health(&s, crate::util::time::now_micros()) {
                 Ok(()) => ("200 OK", "ok\n".to_string()),
                 Err(why) => ("503 Service Unavailable", format!("unhealthy: {why}\n")),
             }
@@ -509,7 +509,7 @@ mod data_path_tests {
         s.counters.clock_unsynced_events = 9;
         s.counters.clock_unsynchronized = true;
         let text = render(&s);
-        let m = crate::status::parse_metrics(&text);
+        let m = crate::commands::status::parse_metrics(&text);
         assert_eq!(
             m["pitchside_unknown_fields_total{sensor=\"wearable\",field=\"accel\"}"],
             2.0
@@ -522,7 +522,7 @@ mod data_path_tests {
         assert_eq!(m["pitchside_clock_unsynced_events_total"], 9.0);
         assert_eq!(m["pitchside_clock_synchronized"], 0.0);
         s.counters.clock_unsynchronized = false;
-        let m = crate::status::parse_metrics(&render(&s));
+        let m = crate::commands::status::parse_metrics(&render(&s));
         assert_eq!(m["pitchside_clock_synchronized"], 1.0);
     }
 }

@@ -68,12 +68,12 @@ impl Heartbeat {
     /// Records "alive now".
     pub fn beat(&self) {
         self.0
-            .store(crate::timefmt::now_micros(), Ordering::Relaxed);
+            .store(crate::util::time::now_micros(), Ordering::Relaxed);
     }
 
     /// µs since the last beat.
     pub fn age(&self) -> i64 {
-        crate::timefmt::now_micros() - self.0.load(Ordering::Relaxed)
+        crate::util::time::now_micros() - self.0.load(Ordering::Relaxed)
     }
 }
 

@@ -228,10 +228,10 @@ fn raw_request(port: u16, req: &str) -> String {
 
 /// Now as an RFC 1123 date, for `x-ms-date`.
 fn http_date() -> String {
-    let now = pitchside::timefmt::now_micros();
+    let now = pitchside::util::time::now_micros();
     let days = now.div_euclid(86_400_000_000);
     let secs = now.rem_euclid(86_400_000_000) / 1_000_000;
-    let (y, m, d) = pitchside::timefmt::civil_from_days(days);
+    let (y, m, d) = pitchside::util::time::civil_from_days(days);
     let wd = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
     let mon = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",

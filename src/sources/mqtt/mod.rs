@@ -15,14 +15,12 @@
 //! broker for twice the keep-alive is dropped and made again. Each state
 //! change is logged once, not every retry.
 
-pub mod conn;
-
 use crate::config::MqttSourceSection;
 use crate::model::{RawInput, SensorKind, SourceName};
-use crate::sources::backoff::Backoff;
+use crate::mqtt::conn::{describe, BrokerSettings, Severity};
 use crate::sources::stats::{LogLimit, SourceStats};
-use crate::timefmt::now_micros;
-use conn::{describe, BrokerSettings, Severity};
+use crate::util::backoff::Backoff;
+use crate::util::time::now_micros;
 use rumqttc::{
     AsyncClient, Event, EventLoop, Packet, Publish, QoS, SubscribeFilter, SubscribeReasonCode,
 };

@@ -3,8 +3,8 @@
 //!
 //! Pure logic, fed with emitted `windows_wearable` rows in window order.
 
-use crate::detect::hash::FxHashMap;
 use crate::model::Micros;
+use crate::util::hash::FxHashMap;
 use std::collections::VecDeque;
 
 /// A fatigue finding for one window.
@@ -105,7 +105,7 @@ impl FatigueTracker {
 
 impl FatigueTracker {
     /// Writes every player's history (checkpoints).
-    pub fn save(&self, e: &mut crate::checkpoint::Enc) {
+    pub fn save(&self, e: &mut crate::util::codec::Enc) {
         e.u64(self.evictions);
         e.u64(self.players.len() as u64);
         let mut keys: Vec<_> = self.players.keys().copied().collect();
@@ -126,8 +126,8 @@ impl FatigueTracker {
     /// `baseline_windows` means per player and `max_players` players).
     pub fn load(
         &mut self,
-        d: &mut crate::checkpoint::Dec<'_>,
-    ) -> Result<(), crate::checkpoint::DecodeError> {
+        d: &mut crate::util::codec::Dec<'_>,
+    ) -> Result<(), crate::util::codec::DecodeError> {
         self.evictions = d.u64()?;
         let n = d.count(32)?;
         for _ in 0..n {

@@ -3,7 +3,7 @@
 //! rustls on the ring provider, and plain-language connection errors.
 
 use crate::config::{MqttBroker, MqttTls};
-use crate::timefmt::parse_duration;
+use crate::util::units::parse_duration;
 use rumqttc::{
     ConnectReturnCode, ConnectionError, MqttOptions, StateError, TlsConfiguration, Transport,
 };

@@ -23,9 +23,8 @@
 //! Gaps are kept in the checkpoint (at most [`MAX_GAPS`], newest), so a
 //! window open across two restarts adds both.
 
-use crate::checkpoint::{Dec, DecodeError, Enc};
 use crate::model::Micros;
-use std::path::Path;
+use crate::util::codec::{Dec, DecodeError, Enc};
 
 /// Gaps remembered (older ones are forgotten first).
 pub const MAX_GAPS: usize = 64;
@@ -100,30 +99,6 @@ impl Downtime {
     }
 }
 
-/// When a pitchside process last wrote durable state in this spool: the
-/// newest modification time of the checkpoint and the journal files; `None`
-/// for a fresh spool. Read before this run writes any.
-pub fn last_activity(spool_dir: &Path) -> Option<Micros> {
-    let micros = |p: &Path| -> Option<Micros> {
-        let t = std::fs::metadata(p).ok()?.modified().ok()?;
-        let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
-        Some(d.as_micros() as Micros)
-    };
-    let journal = crate::journal::dir(spool_dir);
-    let journal_files = std::fs::read_dir(&journal)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "log"))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    std::iter::once(crate::checkpoint::path(spool_dir))
-        .chain(journal_files)
-        .filter_map(|p| micros(&p))
-        .max()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,16 +144,5 @@ mod tests {
         back.load(&mut dec).unwrap();
         assert!(dec.finished());
         assert_eq!(back, d);
-    }
-
-    #[test]
-    fn last_activity_is_the_newest_checkpoint_or_journal_write() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(last_activity(dir.path()), None);
-        let before = crate::timefmt::now_micros() - 2_000_000;
-        let mut j = crate::journal::Journal::open(&crate::journal::dir(dir.path()), 0).unwrap();
-        let _ = j.rotate().unwrap();
-        let t = last_activity(dir.path()).unwrap();
-        assert!(t >= before && t <= crate::timefmt::now_micros() + 2_000_000);
     }
 }

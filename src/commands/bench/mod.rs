@@ -2,8 +2,10 @@
 //! real replay path (decode, detect, windows, Parquet, spool, local store),
 //! and reports events/s, peak RSS and detector state size.
 
+pub mod mqtt;
+
 use crate::config;
-use crate::sources::simulator::Rng;
+use crate::util::rng::Rng;
 use std::fmt;
 use std::io::Write;
 
@@ -158,7 +160,7 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let _ = std::fs::remove_dir_all(&out);
     let rss_before = rss_kib("VmRSS:");
     let started = std::time::Instant::now();
-    let summary = crate::replay::replay(&cfg, &input, Some(&out), None).await?;
+    let summary = crate::commands::replay::replay(&cfg, &input, Some(&out), None).await?;
     let seconds = started.elapsed().as_secs_f64();
     let report = BenchReport {
         args: a.clone(),

@@ -6,7 +6,7 @@ pub mod unknown;
 
 use crate::config::MetricRange;
 use crate::model::{Event, Identity, Micros, RawInput, Reject, RejectReason, SensorKind};
-use crate::timefmt::{millis_to_micros, parse_rfc3339};
+use crate::util::time::{millis_to_micros, parse_rfc3339};
 use json::{Document, JsonValue};
 use std::borrow::Cow;
 
@@ -181,8 +181,8 @@ impl Decoder {
                     RejectReason::ImplausibleTime,
                     format!(
                         "event time {} is more than limits.max_future ahead of the gateway clock {}",
-                        crate::timefmt::format_rfc3339(event_time),
-                        crate::timefmt::format_rfc3339(clock)
+                        crate::util::time::format_rfc3339(event_time),
+                        crate::util::time::format_rfc3339(clock)
                     ),
                 ));
             }
@@ -191,7 +191,7 @@ impl Decoder {
                     RejectReason::ImplausibleTime,
                     format!(
                         "event time {} is before 2020-01-01 (is the sensor's clock set?)",
-                        crate::timefmt::format_rfc3339(event_time)
+                        crate::util::time::format_rfc3339(event_time)
                     ),
                 ));
             }

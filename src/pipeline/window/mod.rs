@@ -5,8 +5,8 @@
 //! `end`; an event whose window already ended at or before the watermark is
 //! late and goes to the `late` table instead.
 
-use crate::detect::hash::FxHashMap;
 use crate::model::{Event, Identity, Micros, SensorKind};
+use crate::util::hash::FxHashMap;
 use std::collections::BTreeMap;
 
 /// Window parameters (`[windows]`).
@@ -326,7 +326,7 @@ impl WindowAggregator {
 
 impl WindowAggregator {
     /// Writes watermarks and every open window (checkpoints).
-    pub fn save(&self, e: &mut crate::checkpoint::Enc) {
+    pub fn save(&self, e: &mut crate::util::codec::Enc) {
         e.i64(self.p.size);
         e.u64(self.dropped);
         for k in SensorKind::ALL {
@@ -381,9 +381,9 @@ impl WindowAggregator {
     /// watermarks are kept.
     pub fn load(
         &mut self,
-        d: &mut crate::checkpoint::Dec<'_>,
-    ) -> Result<(), crate::checkpoint::DecodeError> {
-        use crate::checkpoint::DecodeError;
+        d: &mut crate::util::codec::Dec<'_>,
+    ) -> Result<(), crate::util::codec::DecodeError> {
+        use crate::util::codec::DecodeError;
         let same_size = d.i64()? == self.p.size;
         self.dropped = d.u64()?;
         for k in SensorKind::ALL {

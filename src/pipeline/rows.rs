@@ -1,19 +1,10 @@
 //! Row builders: domain values → one row of a table, columns in schema order.
 
-use super::TableBuffer;
-use crate::detect::stats::Baseline;
-use crate::fatigue::FatigueFinding;
 use crate::model::{Event, Micros, RejectReason, SensorKind};
-use crate::window::{GroupKey, WindowRow};
-
-/// The identity stamped on every row.
-#[derive(Debug, Clone)]
-pub struct Stamp {
-    /// `venue.id`.
-    pub venue_id: String,
-    /// `venue.gateway_id`.
-    pub gateway_id: String,
-}
+use crate::pipeline::detect::stats::Baseline;
+use crate::pipeline::fatigue::FatigueFinding;
+use crate::pipeline::window::{GroupKey, WindowRow};
+use crate::tables::{Stamp, TableBuffer};
 
 /// `{venue_id}/{sensor}/{device_id}/{metric}/{event_time µs}` (SPEC §2).
 pub fn alert_id(
@@ -118,7 +109,7 @@ impl Stamp {
 
     /// Appends a `windows_*` row (the buffer must be the row's kind's table);
     /// `downtime_ms` is how much of the window the gateway was not running
-    /// (see [`crate::downtime`]).
+    /// (see [`crate::pipeline::downtime`]).
     pub fn window(&self, buf: &mut TableBuffer, w: &WindowRow, downtime_ms: i64) {
         let mut r = buf
             .row(w.start)

@@ -1,7 +1,7 @@
 //! `pitchside status`: the running gateway's state for a person on the
 //! device, read from its metrics endpoint (`/metrics` and `/healthz`).
 
-use crate::timefmt::{format_rfc3339, now_micros};
+use crate::util::time::{format_rfc3339, now_micros};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::io::Read;

@@ -3,14 +3,16 @@
 //! checkpoints) to the encoder, publishes alerts and progress.
 
 use crate::config::Config;
-use crate::journal::Recorder;
 use crate::model::RawInput;
 use crate::pipeline::{LiveAlert, Pipeline};
 use crate::sinks::alerts_mqtt::AlertSender;
+use crate::sinks::writer::row_group_rows;
+use crate::sinks::UploadStats;
+use crate::state::journal::Recorder;
 use crate::tables::TableBuffer;
 use crate::telemetry::systemd::Heartbeat;
-use crate::telemetry::{MetricsSnapshot, ProgressTracker, UploadStats};
-use crate::timefmt::{format_rfc3339, now_micros};
+use crate::telemetry::{MetricsSnapshot, ProgressTracker};
+use crate::util::time::{format_rfc3339, now_micros};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,7 +30,7 @@ pub(crate) struct PipelineParts {
     pub(crate) checkpoint: Option<Vec<u8>>,
     pub(crate) heartbeat: Heartbeat,
     /// Reloaded settings (SIGHUP); the current value is already in `config`.
-    pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::reload::Reloadable>>,
+    pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::config::reload::Reloadable>>,
 }
 
 pub(crate) async fn pipeline_task(parts: PipelineParts) {
@@ -47,7 +49,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     heartbeat.beat();
     let started = now_micros();
     // Before this run writes any journal file or checkpoint.
-    let last_ran = crate::downtime::last_activity(&config.spool_dir);
+    let last_ran = crate::state::downtime::last_activity(&config.spool_dir);
     let mut p = Pipeline::new(&config, true);
     let from = resume(&mut p, &config, checkpoint, &stats);
     // Inputs since that checkpoint are in the journal: replay them with the
@@ -154,14 +156,6 @@ fn note_downtime(p: &mut Pipeline, last_ran: Option<i64>, started: i64) {
     p.add_downtime(last_ran.unwrap_or(i64::MIN), started);
 }
 
-/// Rows the pipeline hands to the encoder at a time: one row group.
-pub fn row_group_rows(config: &Config) -> usize {
-    ROW_GROUP_ROWS.min(config.max_rows_per_file)
-}
-
-/// Rows per Parquet row group (and per buffer handed to the encoder).
-pub const ROW_GROUP_ROWS: usize = 8_192;
-
 /// Table buffers for the encoder; `flush` closes every open file after them.
 #[derive(Debug)]
 pub struct Batch {
@@ -260,8 +254,8 @@ fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &Uplo
             generation
         }
         Err(e) => {
-            let path = crate::checkpoint::path(&config.spool_dir);
-            let err = crate::checkpoint::set_aside(&path, e.0.to_string());
+            let path = crate::state::checkpoint::path(&config.spool_dir);
+            let err = crate::state::checkpoint::set_aside(&path, e.0.to_string());
             stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
             error!(error = %err, "Checkpoint not used; starting with empty state.");
             *p = Pipeline::new(config, true);
@@ -273,7 +267,7 @@ fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &Uplo
 fn publish(
     snapshot: &Mutex<MetricsSnapshot>,
     p: &Pipeline,
-    row: &crate::telemetry::ProgressRow,
+    row: &crate::tables::ProgressRow,
     s: &UploadStats,
 ) {
     if let Ok(mut g) = snapshot.lock() {

@@ -15,10 +15,11 @@ use crate::sinks::spool::{max_seq_in_folder, Spool};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
 use crate::sinks::writer::TableWriter;
+use crate::sinks::UploadStats;
 use crate::sources::framing::{Line, LineFramer};
 use crate::tables::TableBuffer;
-use crate::telemetry::{ProgressTracker, UploadStats};
-use crate::timefmt::now_micros;
+use crate::telemetry::ProgressTracker;
+use crate::util::time::now_micros;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -194,7 +195,7 @@ pub async fn replay(
     let stats = Arc::new(UploadStats::default());
     let pending = spool.pending()?;
     let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
-    let row_group = crate::pipeline_task::row_group_rows(config);
+    let row_group = crate::sinks::writer::row_group_rows(config);
     let mut pipeline = Pipeline::new(config, false);
     pipeline.disable_live_alerts();
 

@@ -5,7 +5,7 @@
 //! each delay drawn uniformly from 75–125 % of the nominal value so that
 //! gateways restarted together do not reconnect in lockstep.
 
-use crate::sources::simulator::Rng;
+use crate::util::rng::Rng;
 use std::time::Duration;
 
 /// First retry delay.

@@ -9,11 +9,10 @@
 //! per-key headers linked into an LRU list. Memory is set by `max_keys` and
 //! `window`, never by how many distinct keys pass through.
 
-pub mod hash;
 pub mod stats;
 
 use crate::model::{Micros, SensorKind};
-use hash::FxHashMap;
+use crate::util::hash::FxHashMap;
 use stats::{Baseline, ShiftedSums};
 
 const NIL: u32 = u32::MAX;
@@ -400,7 +399,7 @@ impl Detector {
 
 impl Detector {
     /// Writes every live key's window, oldest-appended key first (checkpoints).
-    pub fn save(&self, e: &mut crate::checkpoint::Enc) {
+    pub fn save(&self, e: &mut crate::util::codec::Enc) {
         e.i64(self.now);
         let c = self.counters;
         e.u64(c.duplicates);
@@ -434,8 +433,8 @@ impl Detector {
     /// smaller `window` or `max_keys` than when saved keeps the newest data.
     pub fn load(
         &mut self,
-        d: &mut crate::checkpoint::Dec<'_>,
-    ) -> Result<(), crate::checkpoint::DecodeError> {
+        d: &mut crate::util::codec::Dec<'_>,
+    ) -> Result<(), crate::util::codec::DecodeError> {
         self.now = d.i64()?;
         self.counters.duplicates = d.u64()?;
         self.counters.evictions = d.u64()?;

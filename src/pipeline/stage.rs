@@ -4,19 +4,18 @@
 //! takes the wall clock as an argument, so `replay`, the daemon, tests and
 //! the benchmark all drive the same code.
 
-use crate::clock::{ClockState, KernelClock};
 use crate::config::Config;
-use crate::decode::unknown::{Noted, UnknownFields, MAX_TRACKED};
-use crate::decode::{Decoded, Decoder};
-use crate::detect::{Detector, DetectorParams, Observation};
-use crate::fatigue::FatigueTracker;
-use crate::log_limit::LogLimiter;
 use crate::model::{Event, Micros, RawInput, RejectReason, SensorKind};
-use crate::tables::{
-    alert_id, fatigue_alert_id, AlertRecord, FatigueRecord, Stamp, TableBuffer, TableId,
-};
-use crate::timefmt::format_rfc3339;
-use crate::window::{GroupKey, Placement, WindowAggregator, WindowParams, WindowRow};
+use crate::pipeline::decode::unknown::{Noted, UnknownFields, MAX_TRACKED};
+use crate::pipeline::decode::{Decoded, Decoder};
+use crate::pipeline::detect::{Detector, DetectorParams, Observation};
+use crate::pipeline::fatigue::FatigueTracker;
+use crate::pipeline::rows::{alert_id, fatigue_alert_id, AlertRecord, FatigueRecord};
+use crate::pipeline::window::{GroupKey, Placement, WindowAggregator, WindowParams, WindowRow};
+use crate::tables::{Stamp, TableBuffer, TableId};
+use crate::util::clock::{ClockState, KernelClock};
+use crate::util::log_limit::LogLimiter;
+use crate::util::time::format_rfc3339;
 use tracing::{info, warn};
 
 /// How often (of the wall clock handed in) the clock's sync state is asked.
@@ -116,7 +115,7 @@ struct Outputs {
     live_alerts: Vec<LiveAlert>,
     live_alerts_cap: usize,
     /// When the gateway was not running (marks windows; none in `replay`).
-    downtime: crate::downtime::Downtime,
+    downtime: crate::pipeline::downtime::Downtime,
 }
 
 /// An alert for real-time outputs (log line, MQTT).
@@ -179,8 +178,8 @@ impl Pipeline {
     }
 
     /// Applies the settings a config reload (SIGHUP) changes while running:
-    /// the detector threshold and the per-metric ranges (see [`crate::reload`]).
-    pub fn apply_reload(&mut self, r: &crate::reload::Reloadable) {
+    /// the detector threshold and the per-metric ranges (see [`crate::config::reload`]).
+    pub fn apply_reload(&mut self, r: &crate::config::reload::Reloadable) {
         self.detector.set_threshold(r.threshold);
         self.decoder.set_ranges(r.ranges.clone());
     }
@@ -479,7 +478,7 @@ impl Pipeline {
     }
 
     /// Appends a progress row.
-    pub fn push_progress(&mut self, row: &crate::telemetry::ProgressRow) {
+    pub fn push_progress(&mut self, row: &crate::tables::ProgressRow) {
         let stamp = self.out.stamp.clone();
         row.write(&stamp, self.table(TableId::Progress));
     }
@@ -487,19 +486,19 @@ impl Pipeline {
     /// The state to checkpoint (detector, windows, fatigue), sealed, with
     /// the first journal generation whose inputs it does not include.
     pub fn checkpoint(&self, journal_generation: u64) -> Vec<u8> {
-        let mut e = crate::checkpoint::Enc::default();
+        let mut e = crate::util::codec::Enc::default();
         e.u64(journal_generation);
         self.detector.save(&mut e);
         self.windows.save(&mut e);
         self.out.fatigue.save(&mut e);
         self.out.downtime.save(&mut e);
-        crate::checkpoint::seal(&e.0)
+        crate::state::checkpoint::seal(&e.0)
     }
 
     /// Restores a checkpoint's body into this fresh pipeline; returns the
     /// journal generation to replay from.
-    pub fn restore(&mut self, body: &[u8]) -> Result<u64, crate::checkpoint::DecodeError> {
-        let mut d = crate::checkpoint::Dec::new(body);
+    pub fn restore(&mut self, body: &[u8]) -> Result<u64, crate::util::codec::DecodeError> {
+        let mut d = crate::util::codec::Dec::new(body);
         let journal_generation = d.u64()?;
         self.detector.load(&mut d)?;
         self.windows.load(&mut d)?;
@@ -509,7 +508,7 @@ impl Pipeline {
             self.out.downtime.load(&mut d)?;
         }
         if !d.finished() {
-            return Err(crate::checkpoint::DecodeError("trailing bytes"));
+            return Err(crate::util::codec::DecodeError("trailing bytes"));
         }
         Ok(journal_generation)
     }

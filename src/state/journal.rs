@@ -11,8 +11,8 @@
 //! `u32 length, u64 FNV-1a checksum, body`; a torn record at the end of a
 //! file (a crash mid-write) ends that file's replay.
 
-use crate::checkpoint::{Dec, Enc};
 use crate::model::{FramingError, Micros, RawInput, SensorKind};
+use crate::util::codec::{Dec, Enc};
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -247,7 +247,7 @@ pub struct Recorder {
     recovering: bool,
     /// Inputs appended since the last successful fsync.
     unsynced_inputs: u64,
-    stats: std::sync::Arc<crate::telemetry::UploadStats>,
+    stats: std::sync::Arc<crate::sinks::UploadStats>,
 }
 
 impl Recorder {
@@ -258,7 +258,7 @@ impl Recorder {
         spool_dir: &Path,
         from: u64,
         sync_interval: std::time::Duration,
-        stats: std::sync::Arc<crate::telemetry::UploadStats>,
+        stats: std::sync::Arc<crate::sinks::UploadStats>,
         each: impl FnMut(RawInput),
     ) -> (Recorder, u64) {
         let dir = dir(spool_dir);
@@ -309,7 +309,7 @@ impl Recorder {
             .journal_down_since
             .compare_exchange(
                 0,
-                crate::timefmt::now_micros(),
+                crate::util::time::now_micros(),
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             )
@@ -403,7 +403,7 @@ impl Recorder {
     fn back(&mut self) {
         let since = self.stats.journal_down_since.swap(0, Ordering::Relaxed);
         let off_s = if since > 0 {
-            (crate::timefmt::now_micros() - since) / 1_000_000
+            (crate::util::time::now_micros() - since) / 1_000_000
         } else {
             0
         };

@@ -8,8 +8,8 @@
 //! `min_free_disk`) is a warning.
 
 use crate::config::{exact_size, Config, ConfigError};
+use crate::mqtt::conn::BrokerSettings;
 use crate::sinks::store::Store;
-use crate::sources::mqtt::conn::BrokerSettings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -6,8 +6,8 @@
 //! QoS 1 events as fast as the broker takes them and reports how fast the
 //! gateway ingested them and whether it dropped any.
 
-use crate::sources::simulator::Rng;
-use crate::timefmt::parse_rfc3339;
+use crate::util::rng::Rng;
+use crate::util::time::parse_rfc3339;
 use anyhow::{bail, Context};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use std::collections::HashMap;
@@ -202,7 +202,7 @@ pub async fn run(a: &BenchMqttArgs) -> anyhow::Result<String> {
     tokio::time::timeout(Duration::from_secs(10), sub_rx.recv())
         .await
         .context("bench client could not subscribe (is the broker running?)")?;
-    let now_ms = crate::timefmt::now_micros() / 1000;
+    let now_ms = crate::util::time::now_micros() / 1000;
     let mut p = Publisher {
         client: client.clone(),
         rng: Rng::new(11),

@@ -47,7 +47,7 @@ fn wearable_event_decodes_with_all_fields() {
     assert_eq!(e.values, vec![(0, 141.5)]);
     assert_eq!(
         e.event_time,
-        crate::timefmt::parse_rfc3339("2026-11-29T19:30:00Z").unwrap()
+        crate::util::time::parse_rfc3339("2026-11-29T19:30:00Z").unwrap()
     );
 }
 
@@ -256,7 +256,7 @@ fn bad_times_are_rejected() {
 
 #[test]
 fn live_sources_reject_implausible_times() {
-    let clock = crate::timefmt::parse_rfc3339("2026-11-29T19:30:00Z").unwrap();
+    let clock = crate::util::time::parse_rfc3339("2026-11-29T19:30:00Z").unwrap();
     let d = Decoder::new(4096, vec![], Some(300_000_000));
     let r = |t: &str| match d.decode_bytes(
         format!(r#"{{"sensor":"pitch","device_id":"a","event_time":"{t}","ball_speed":1}}"#)
@@ -305,7 +305,7 @@ fn unknown_numeric_fields_of_an_accepted_event_are_reported_by_name() {
 
 #[test]
 fn an_untrusted_clock_suspends_max_future_but_not_the_2020_floor() {
-    let clock = crate::timefmt::parse_rfc3339("2026-11-29T19:30:00Z").unwrap();
+    let clock = crate::util::time::parse_rfc3339("2026-11-29T19:30:00Z").unwrap();
     let mut d = Decoder::new(4096, vec![], Some(300_000_000));
     d.set_clock_trusted(false);
     let line = |t: &str| {

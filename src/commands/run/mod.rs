@@ -2,24 +2,27 @@
 //! bounded channel → encoder thread → spool → uploader. Each task owns its
 //! state; shutdown flows downstream as channels close.
 
+pub mod task;
+
+use crate::commands::run::task::{pipeline_task, Batch, PipelineParts};
+use crate::config::reload::Reloadable;
 use crate::config::Config;
 use crate::model::RawInput;
-use crate::pipeline_task::{pipeline_task, Batch, PipelineParts};
-use crate::reload::Reloadable;
+use crate::mqtt::conn::BrokerSettings;
 use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSettings};
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::spool_queue::{lock, SpoolQueue};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
 use crate::sinks::writer::TableWriter;
-use crate::sources::mqtt::conn::BrokerSettings;
+use crate::sinks::UploadStats;
 use crate::sources::mqtt::MqttSource;
 use crate::sources::serial::{SerialSettings, SerialSource};
 use crate::sources::simulator::Simulator;
 use crate::sources::SourceStats;
 use crate::telemetry::systemd::{feed_watchdog, watchdog_interval, Heartbeat, Notifier};
-use crate::telemetry::{MetricsSnapshot, UploadStats};
-use crate::timefmt::now_micros;
+use crate::telemetry::MetricsSnapshot;
+use crate::util::time::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,9 +51,9 @@ pub enum AppError {
     },
     /// An MQTT connection cannot be set up (password, certificates).
     #[error(transparent)]
-    Mqtt(#[from] crate::sources::mqtt::conn::ConnError),
+    Mqtt(#[from] crate::mqtt::conn::ConnError),
     /// No source is configured.
-    #[error("{}", crate::preflight::NO_SOURCES)]
+    #[error("{}", crate::commands::preflight::NO_SOURCES)]
     NoSources,
     /// A start-up check failed (the same checks as `check-config`).
     #[error(transparent)]
@@ -86,7 +89,7 @@ pub type LoadConfig = Box<dyn Fn() -> Result<Config, crate::config::ConfigError>
 pub type SetLogLevel = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 /// How `pitchside run` controls the daemon besides shutdown: SIGHUP
-/// reloads the config ([`crate::reload`] says what can change), SIGUSR1
+/// reloads the config ([`crate::config::reload`] says what can change), SIGUSR1
 /// logs a status summary, SIGUSR2 is logged and ignored.
 pub struct Control {
     /// The installed signal handlers.
@@ -108,7 +111,7 @@ pub async fn run_with(
     shutdown: CancellationToken,
     control: Option<Control>,
 ) -> Result<(), AppError> {
-    let checks = crate::preflight::preflight(&config);
+    let checks = crate::commands::preflight::preflight(&config);
     for warning in &checks.warnings {
         warn!("{warning}");
     }
@@ -209,7 +212,7 @@ pub async fn run_with(
         TableWriter::new(spool, config.snappy, config.max_rows_per_file).with_queue(queue.clone());
     let enc_stats = stats.clone();
     let spool_dir = config.spool_dir.clone();
-    let checkpoint = match crate::checkpoint::read(&config.spool_dir) {
+    let checkpoint = match crate::state::checkpoint::read(&config.spool_dir) {
         Ok(c) => c,
         Err(e) => {
             stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
@@ -251,8 +254,8 @@ pub async fn run_with(
                             hand_over(std::mem::take(&mut finished));
                             // Every row of this state is durable now: so is the state.
                             if let Some(cp) = &batch.checkpoint {
-                                match crate::checkpoint::write(&spool_dir, &cp.bytes) {
-                                    Ok(()) => crate::journal::remove_before(&cp.journal_dir, cp.journal_generation),
+                                match crate::state::checkpoint::write(&spool_dir, &cp.bytes) {
+                                    Ok(()) => crate::state::journal::remove_before(&cp.journal_dir, cp.journal_generation),
                                     Err(e) => {
                                         enc_stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
                                         error!(error = %e, "Checkpoint could not be written; the journal is kept and replayed from the previous one.")
@@ -425,7 +428,7 @@ fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloa
             return;
         }
     };
-    let plan = crate::reload::plan(running, &new.file);
+    let plan = crate::config::reload::plan(running, &new.file);
     if plan.apply.is_empty() {
         info!("Config reloaded: nothing that can change while running changed.");
     } else {
@@ -449,7 +452,7 @@ fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloa
             warn!("log.level not changed: {why}");
         }
     }
-    *running = crate::reload::merge(running, &new.file);
+    *running = crate::config::reload::merge(running, &new.file);
 }
 
 /// SIGUSR1: one log line with health and the main counters.

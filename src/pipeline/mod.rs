@@ -1,0 +1,14 @@
+//! The data path, pure (no I/O): decode a line into an event or a reject,
+//! the rolling z-score detector, event-time windows with watermarks,
+//! fatigue, and the stage that runs them in order and fills table rows.
+//! Every part encodes its own snapshot with [`crate::util::codec`].
+
+pub mod decode;
+pub mod detect;
+pub mod downtime;
+pub mod fatigue;
+pub mod rows;
+mod stage;
+pub mod window;
+
+pub use stage::*;

@@ -1,0 +1,7 @@
+//! What survives a restart: the checkpoint of the pipeline's state, the
+//! input journal, and the downtime read from their files. File I/O over the
+//! pure encodings of [`crate::util::codec`].
+
+pub mod checkpoint;
+pub mod downtime;
+pub mod journal;

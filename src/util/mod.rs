@@ -1,0 +1,12 @@
+//! Small pure helpers with no knowledge of the gateway: time and size
+//! strings, hashing, the state codec, a seeded RNG, retry backoff, log rate
+//! limits, and the kernel clock check. Depends on [`crate::model`] only.
+
+pub mod backoff;
+pub mod clock;
+pub mod codec;
+pub mod hash;
+pub mod log_limit;
+pub mod rng;
+pub mod time;
+pub mod units;
