@@ -483,16 +483,17 @@ impl Pipeline {
         row.write(&stamp, self.table(TableId::Progress));
     }
 
-    /// The state to checkpoint (detector, windows, fatigue), sealed, with
-    /// the first journal generation whose inputs it does not include.
-    pub fn checkpoint(&self, journal_generation: u64) -> Vec<u8> {
+    /// The state to checkpoint (detector, windows, fatigue, downtime) as a
+    /// body for [`crate::util::codec::Dec`], with the first journal
+    /// generation whose inputs it does not include.
+    pub fn snapshot(&self, journal_generation: u64) -> Vec<u8> {
         let mut e = crate::util::codec::Enc::default();
         e.u64(journal_generation);
         self.detector.save(&mut e);
         self.windows.save(&mut e);
         self.out.fatigue.save(&mut e);
         self.out.downtime.save(&mut e);
-        crate::state::checkpoint::seal(&e.0)
+        e.0
     }
 
     /// Restores a checkpoint's body into this fresh pipeline; returns the

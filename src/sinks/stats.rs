@@ -24,9 +24,6 @@ pub struct UploadStats {
     pub spool_evictions: AtomicU64,
     /// Time spent making files durable (fsync file, rename, fsync folder), µs.
     pub commit_micros: AtomicU64,
-    /// Checkpoints that could not be written, or were found unusable at
-    /// start-up (set aside).
-    pub checkpoint_failures: AtomicU64,
     /// Since when (µs) writing to the spool has been failing; 0 when it works.
     pub spool_failing_since: AtomicI64,
     /// Rows that could not be written to the spool and are lost, per table
@@ -34,10 +31,4 @@ pub struct UploadStats {
     pub lost_rows: [AtomicU64; crate::tables::TableId::ALL.len()],
     /// Spool files that vanished before upload (removed by hand).
     pub vanished_files: AtomicU64,
-    /// Since when (µs) the input journal has been off; 0 when it works.
-    pub journal_down_since: AtomicI64,
-    /// Inputs processed without a durable journal record (not crash-safe).
-    pub unjournaled_inputs: AtomicU64,
-    /// Journal failures: open, write, fsync, rotation, or a read at start-up.
-    pub journal_failures: AtomicU64,
 }

@@ -247,7 +247,7 @@ pub struct Recorder {
     recovering: bool,
     /// Inputs appended since the last successful fsync.
     unsynced_inputs: u64,
-    stats: std::sync::Arc<crate::sinks::UploadStats>,
+    stats: std::sync::Arc<super::StateStats>,
 }
 
 impl Recorder {
@@ -258,7 +258,7 @@ impl Recorder {
         spool_dir: &Path,
         from: u64,
         sync_interval: std::time::Duration,
-        stats: std::sync::Arc<crate::sinks::UploadStats>,
+        stats: std::sync::Arc<super::StateStats>,
         each: impl FnMut(RawInput),
     ) -> (Recorder, u64) {
         let dir = dir(spool_dir);

@@ -5,3 +5,6 @@
 pub mod checkpoint;
 pub mod downtime;
 pub mod journal;
+pub mod stats;
+
+pub use stats::StateStats;

@@ -20,6 +20,7 @@ use crate::sources::mqtt::MqttSource;
 use crate::sources::serial::{SerialSettings, SerialSource};
 use crate::sources::simulator::Simulator;
 use crate::sources::SourceStats;
+use crate::state::StateStats;
 use crate::telemetry::systemd::{feed_watchdog, watchdog_interval, Heartbeat, Notifier};
 use crate::telemetry::MetricsSnapshot;
 use crate::util::time::now_micros;
@@ -120,6 +121,7 @@ pub async fn run_with(
     let mut spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
     crate::sinks::upload::continue_store_sequence(&mut spool, &store, &config).await?;
     let stats = Arc::new(UploadStats::default());
+    let state_stats = Arc::new(StateStats::default());
     let pending = spool.pending()?;
     if !pending.is_empty() {
         info!(
@@ -211,11 +213,14 @@ pub async fn run_with(
     let mut writer =
         TableWriter::new(spool, config.snappy, config.max_rows_per_file).with_queue(queue.clone());
     let enc_stats = stats.clone();
+    let enc_state_stats = state_stats.clone();
     let spool_dir = config.spool_dir.clone();
     let checkpoint = match crate::state::checkpoint::read(&config.spool_dir) {
         Ok(c) => c,
         Err(e) => {
-            stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
+            state_stats
+                .checkpoint_failures
+                .fetch_add(1, Ordering::Relaxed);
             error!(error = %e, "Checkpoint not used; starting with empty state.");
             None
         }
@@ -257,7 +262,7 @@ pub async fn run_with(
                                 match crate::state::checkpoint::write(&spool_dir, &cp.bytes) {
                                     Ok(()) => crate::state::journal::remove_before(&cp.journal_dir, cp.journal_generation),
                                     Err(e) => {
-                                        enc_stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
+                                        enc_state_stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
                                         error!(error = %e, "Checkpoint could not be written; the journal is kept and replayed from the previous one.")
                                     }
                                 }
@@ -302,6 +307,7 @@ pub async fn run_with(
         rx: input_rx,
         tables: table_tx,
         stats,
+        state_stats,
         snapshot,
         alert_out,
         checkpoint,

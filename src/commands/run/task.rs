@@ -9,6 +9,7 @@ use crate::sinks::alerts_mqtt::AlertSender;
 use crate::sinks::writer::row_group_rows;
 use crate::sinks::UploadStats;
 use crate::state::journal::Recorder;
+use crate::state::StateStats;
 use crate::tables::TableBuffer;
 use crate::telemetry::systemd::Heartbeat;
 use crate::telemetry::{MetricsSnapshot, ProgressTracker};
@@ -25,6 +26,7 @@ pub(crate) struct PipelineParts {
     pub(crate) rx: mpsc::Receiver<RawInput>,
     pub(crate) tables: mpsc::Sender<Batch>,
     pub(crate) stats: Arc<UploadStats>,
+    pub(crate) state_stats: Arc<StateStats>,
     pub(crate) snapshot: Arc<Mutex<MetricsSnapshot>>,
     pub(crate) alert_out: Option<AlertSender>,
     pub(crate) checkpoint: Option<Vec<u8>>,
@@ -39,6 +41,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         mut rx,
         tables,
         stats,
+        state_stats,
         snapshot,
         alert_out,
         checkpoint,
@@ -51,7 +54,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     // Before this run writes any journal file or checkpoint.
     let last_ran = crate::state::downtime::last_activity(&config.spool_dir);
     let mut p = Pipeline::new(&config, true);
-    let from = resume(&mut p, &config, checkpoint, &stats);
+    let from = resume(&mut p, &config, checkpoint, &state_stats);
     // Inputs since that checkpoint are in the journal: replay them with the
     // clock they arrived at, rebuilding exactly the state the crash cut short.
     let sync_interval = Duration::from_micros(config.sync_interval.max(1) as u64);
@@ -59,7 +62,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         &config.spool_dir,
         from,
         sync_interval,
-        stats.clone(),
+        state_stats.clone(),
         |input| {
             p.process(&input, input.received_at);
         },
@@ -122,7 +125,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                 let row = progress.tick(now_micros(), &p, &stats);
                 p.push_progress(&row);
                 info!("{}", row.summary(stats.files_written.load(Ordering::Relaxed)));
-                publish(&snapshot, &p, &row, &stats);
+                publish(&snapshot, &p, &row, (&stats, &state_stats));
             }
         }
     }
@@ -212,7 +215,7 @@ async fn flush_with_checkpoint(
 ) {
     let generation = recorder.rotate();
     let checkpoint = Some(Checkpoint {
-        bytes: p.checkpoint(generation),
+        bytes: crate::state::checkpoint::seal(&p.snapshot(generation)),
         journal_dir: recorder.dir().to_path_buf(),
         journal_generation: generation,
     });
@@ -242,7 +245,7 @@ pub struct Checkpoint {
 /// Restores the checkpoint into a fresh pipeline; an unusable one is set
 /// aside (ERROR, counted) and the pipeline starts empty. Returns the journal
 /// generation to replay from.
-fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &UploadStats) -> u64 {
+fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &StateStats) -> u64 {
     let Some(body) = body else { return 0 };
     match p.restore(&body) {
         Ok(generation) => {
@@ -268,7 +271,7 @@ fn publish(
     snapshot: &Mutex<MetricsSnapshot>,
     p: &Pipeline,
     row: &crate::tables::ProgressRow,
-    s: &UploadStats,
+    (s, st): (&UploadStats, &StateStats),
 ) {
     if let Ok(mut g) = snapshot.lock() {
         g.counters = p.counters().clone();
@@ -277,13 +280,13 @@ fn publish(
         g.upload_failures_total = s.upload_failures.load(Ordering::Relaxed);
         g.files_written_total = s.files_written.load(Ordering::Relaxed);
         g.spool_evictions_total = s.spool_evictions.load(Ordering::Relaxed);
-        g.checkpoint_failures_total = s.checkpoint_failures.load(Ordering::Relaxed);
+        g.checkpoint_failures_total = st.checkpoint_failures.load(Ordering::Relaxed);
         g.spool_failing_since = s.spool_failing_since.load(Ordering::Relaxed);
         g.lost_rows_total = std::array::from_fn(|i| s.lost_rows[i].load(Ordering::Relaxed));
         g.vanished_files_total = s.vanished_files.load(Ordering::Relaxed);
-        g.journal_down_since = s.journal_down_since.load(Ordering::Relaxed);
-        g.unjournaled_inputs_total = s.unjournaled_inputs.load(Ordering::Relaxed);
-        g.journal_failures_total = s.journal_failures.load(Ordering::Relaxed);
+        g.journal_down_since = st.journal_down_since.load(Ordering::Relaxed);
+        g.unjournaled_inputs_total = st.unjournaled_inputs.load(Ordering::Relaxed);
+        g.journal_failures_total = st.journal_failures.load(Ordering::Relaxed);
     }
 }
 
