@@ -3,6 +3,7 @@
 //! limits, and the kernel clock check. Depends on [`crate::model`] only.
 
 pub mod backoff;
+pub mod bounded;
 pub mod clock;
 pub mod codec;
 pub mod hash;

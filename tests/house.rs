@@ -1,0 +1,439 @@
+//! The house rules of `src/` (README "Architecture"), checked:
+//! - every top-level module is a layer, and non-test code imports only from
+//!   layers below its own or from its own folder;
+//! - no two files import each other, directly or round a loop;
+//! - no file over 400 lines, no function over 80 unless a `// long:` comment
+//!   just above it says why.
+//!
+//! Test code (`tests.rs`, `#[cfg(test)]` modules) may reach anywhere.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Lowest first. A module may import from layers before its own.
+const LAYERS: [&str; 11] = [
+    "model",
+    "util",
+    "config",
+    "mqtt",
+    "tables",
+    "pipeline",
+    "state",
+    "sources",
+    "sinks",
+    "telemetry",
+    "commands",
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `src/` but `main.rs` and `lib.rs`, as module paths
+/// (`pipeline::decode::json`) → file.
+fn modules() -> BTreeMap<String, PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&src(), &mut files);
+    let mut out = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(src()).unwrap().with_extension("");
+        let mut parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.last().is_some_and(|l| l == "mod") {
+            parts.pop();
+        }
+        let name = parts.join("::");
+        if name != "main" && name != "lib" && !parts.iter().any(|p| p == "tests") {
+            out.insert(name, f);
+        }
+    }
+    out
+}
+
+/// The file's text without `#[cfg(test)]` items (a module or function: from
+/// the attribute to the end of the item's braces) and without comments.
+fn non_test_code(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let Some(open) = after.find(['{', ';']) else {
+            break;
+        };
+        if after.as_bytes()[open] == b';' {
+            rest = &after[open + 1..];
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = after.len();
+        for (i, c) in after[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The modules a file names with `crate::a::b::…` or `super::…`, resolved to
+/// the longest module path that exists.
+fn imports(module: &str, text: &str, known: &BTreeMap<String, PathBuf>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let is_mod_rs = known[module].ends_with("mod.rs");
+    let mut parent: Vec<&str> = module.split("::").collect();
+    if !is_mod_rs {
+        parent.pop();
+    }
+    for (prefix, base) in [("crate::", Vec::new()), ("super::", parent)] {
+        for (at, _) in text.match_indices(prefix) {
+            if at > 0 {
+                let b = text.as_bytes()[at - 1];
+                if b.is_ascii_alphanumeric() || b == b'_' || b == b':' {
+                    continue;
+                }
+            }
+            let tail = &text[at + prefix.len()..];
+            let path: Vec<&str> = tail
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .next()
+                .unwrap_or("")
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .collect();
+            let mut full: Vec<&str> = base.clone();
+            full.extend(path);
+            for n in (1..=full.len()).rev() {
+                let candidate = full[..n].join("::");
+                if known.contains_key(&candidate) {
+                    if candidate != module {
+                        out.insert(candidate);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn layer(module: &str) -> usize {
+    let top = module.split("::").next().unwrap();
+    LAYERS
+        .iter()
+        .position(|l| *l == top)
+        .unwrap_or_else(|| panic!("src/{top} is not in LAYERS: place it in tests/layers.rs"))
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let known = modules();
+    known
+        .iter()
+        .map(|(m, f)| {
+            let text = non_test_code(&std::fs::read_to_string(f).unwrap());
+            (m.clone(), imports(m, &text, &known))
+        })
+        .collect()
+}
+
+#[test]
+fn no_module_imports_from_a_layer_above_its_own() {
+    let mut wrong = Vec::new();
+    for (m, deps) in graph() {
+        for d in deps {
+            let same_folder = m.split("::").next() == d.split("::").next();
+            if !same_folder && layer(&d) > layer(&m) {
+                wrong.push(format!("{m} imports {d}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports from above:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn no_modules_import_each_other_round_a_loop() {
+    let g = graph();
+    // Depth-first search with colours; a grey node met again is a cycle.
+    fn visit<'a>(
+        n: &'a str,
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        colour: &mut BTreeMap<&'a str, u8>,
+        stack: &mut Vec<&'a str>,
+        cycles: &mut Vec<String>,
+    ) {
+        colour.insert(n, 1);
+        stack.push(n);
+        for d in &g[n] {
+            match colour.get(d.as_str()).copied().unwrap_or(0) {
+                0 => visit(d, g, colour, stack, cycles),
+                1 => {
+                    let from = stack.iter().position(|s| s == d).unwrap();
+                    cycles.push(format!("{} -> {d}", stack[from..].join(" -> ")));
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        colour.insert(n, 2);
+    }
+    let mut colour = BTreeMap::new();
+    let mut cycles = Vec::new();
+    for n in g.keys() {
+        if !colour.contains_key(n.as_str()) {
+            visit(n, &g, &mut colour, &mut Vec::new(), &mut cycles);
+        }
+    }
+    assert!(cycles.is_empty(), "cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_imports_and_skips_test_code() {
+    let text = "use crate::util::time::now;\nfn f() { super::x(); }\n#[cfg(test)]\nmod tests { use crate::commands::run; }\n// crate::sinks\n";
+    let code = non_test_code(text);
+    assert!(
+        code.contains("crate::util::time") && !code.contains("commands") && !code.contains("sinks")
+    );
+    let g = graph();
+    assert!(
+        g["pipeline::detect"].contains("util::hash"),
+        "{:?}",
+        g["pipeline::detect"]
+    );
+    assert!(g["commands::run"].contains("commands::run::task"));
+}
+
+/// Most lines in a source file.
+const MAX_FILE_LINES: usize = 400;
+/// Most lines in a function, from `fn` to its closing brace.
+const MAX_FN_LINES: usize = 80;
+
+/// The text with string, char literal and comment contents blanked (kept
+/// the same length, newlines kept), so braces inside them are not counted.
+fn blank_literals(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = text[i..].find('\n').map_or(b.len(), |n| i + n);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'r' if matches!(b.get(i + 1), Some(b'"') | Some(b'#'))
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                if b.get(i + 1 + hashes) != Some(&b'"') {
+                    i += 1;
+                    continue;
+                }
+                let close = format!("\"{}", "#".repeat(hashes));
+                let start = i + 2 + hashes;
+                let end = text[start..]
+                    .find(&close)
+                    .map_or(b.len(), |n| start + n + close.len());
+                blank(&mut out, start, end.saturating_sub(close.len()));
+                i = end;
+            }
+            b'"' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                blank(&mut out, i + 1, j.min(b.len()));
+                i = j + 1;
+            }
+            b'\'' => {
+                // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
+                let end = if b.get(i + 1) == Some(&b'\\') {
+                    text[i + 2..].find('\'').map(|n| i + 2 + n)
+                } else if b.get(i + 2) == Some(&b'\'') {
+                    Some(i + 2)
+                } else {
+                    text[i + 1..].chars().next().and_then(|c| {
+                        (text[i + 1 + c.len_utf8()..].starts_with('\''))
+                            .then_some(i + 1 + c.len_utf8())
+                    })
+                };
+                match end {
+                    Some(e) => {
+                        blank(&mut out, i + 1, e);
+                        i = e + 1;
+                    }
+                    None => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `(name, first line, lines)` of every function with a body in non-test
+/// code, and whether a `// long:` comment stands just above it.
+fn functions(text: &str) -> Vec<(String, usize, usize, bool)> {
+    let original: Vec<&str> = text.lines().collect();
+    let code = blank_literals(&non_test_code_keeping_lines(text));
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or(t.strip_prefix("pub "))
+            .unwrap_or(t);
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        let t = t.strip_prefix("const ").unwrap_or(t);
+        let Some(rest) = t.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // The body: from the first `{` after the signature (a `;` first means none).
+        let mut depth = 0usize;
+        let mut started = false;
+        let mut end = None;
+        'scan: for (m, l) in lines.iter().enumerate().skip(n) {
+            for c in l.chars() {
+                match c {
+                    ';' if !started => break 'scan,
+                    '{' => {
+                        depth += 1;
+                        started = true;
+                    }
+                    '}' if started => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = Some(m);
+                            break 'scan;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(e) = end {
+            let excused = original[..n]
+                .iter()
+                .rev()
+                .take_while(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("//") || l.starts_with("#[")
+                })
+                .any(|l| l.trim_start().starts_with("// long:"));
+            out.push((name, n + 1, e - n + 1, excused));
+        }
+    }
+    out
+}
+
+/// Like [`non_test_code`], but test items become blank lines, so line
+/// numbers still match the file.
+fn non_test_code_keeping_lines(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let code = blank_literals(after);
+        let Some(open) = code.find(['{', ';']) else {
+            break;
+        };
+        let mut end = open + 1;
+        if code.as_bytes()[open] == b'{' {
+            let mut depth = 0;
+            for (i, c) in code[open..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = open + i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.extend(after[..end].chars().filter(|&c| c == '\n'));
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn no_file_over_400_lines_and_no_function_over_80_without_a_reason() {
+    let mut wrong = Vec::new();
+    let mut all = modules();
+    all.insert("main".into(), src().join("main.rs"));
+    all.insert("lib".into(), src().join("lib.rs"));
+    for f in all.values() {
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(src()).unwrap().display().to_string();
+        let n = text.lines().count();
+        if n > MAX_FILE_LINES {
+            wrong.push(format!("src/{rel}: {n} lines"));
+        }
+        for (name, line, len, excused) in functions(&text) {
+            if len > MAX_FN_LINES && !excused {
+                wrong.push(format!("src/{rel}:{line}: fn {name} is {len} lines"));
+            }
+        }
+    }
+    wrong.sort();
+    assert!(wrong.is_empty(), "too long:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_size_checker_measures_bodies_not_strings() {
+    let text = "fn a() {\n    let s = \"}}}\";\n    let c = '}';\n}\n// long: a table\nfn b<'x>(v: &'x str) {\n    // }\n}\nfn c();\n#[cfg(test)]\nmod tests {\n    fn d() {}\n}\n";
+    let f = functions(text);
+    assert_eq!(
+        f,
+        [
+            ("a".to_string(), 1, 4, false),
+            ("b".to_string(), 6, 3, true)
+        ]
+    );
+}
