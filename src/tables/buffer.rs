@@ -132,15 +132,20 @@ impl RowWriter<'_> {
         self.bytes(v.as_bytes())
     }
 
-    /// An optional string value.
-    pub fn opt_str(mut self, v: Option<&str>) -> Self {
+    /// An optional value: `put` it, or a null.
+    fn opt<T>(mut self, v: Option<T>, put: impl FnOnce(Self, T) -> Self) -> Self {
         match v {
-            Some(s) => self.bytes(s.as_bytes()),
+            Some(x) => put(self, x),
             None => {
                 self.next(false);
                 self
             }
         }
+    }
+
+    /// An optional string value.
+    pub fn opt_str(self, v: Option<&str>) -> Self {
+        self.opt(v, Self::str)
     }
 
     /// An integer or timestamp value.
@@ -155,14 +160,8 @@ impl RowWriter<'_> {
     }
 
     /// An optional integer or timestamp value.
-    pub fn opt_i64(mut self, v: Option<i64>) -> Self {
-        match v {
-            Some(x) => self.i64(x),
-            None => {
-                self.next(false);
-                self
-            }
-        }
+    pub fn opt_i64(self, v: Option<i64>) -> Self {
+        self.opt(v, Self::i64)
     }
 
     /// A float value.
@@ -177,14 +176,8 @@ impl RowWriter<'_> {
     }
 
     /// An optional float value.
-    pub fn opt_f64(mut self, v: Option<f64>) -> Self {
-        match v {
-            Some(x) => self.f64(x),
-            None => {
-                self.next(false);
-                self
-            }
-        }
+    pub fn opt_f64(self, v: Option<f64>) -> Self {
+        self.opt(v, Self::f64)
     }
 
     /// Ends the row.

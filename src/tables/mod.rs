@@ -1,13 +1,16 @@
-//! The output tables (SPEC §5): every schema defined here, once, and a
-//! columnar buffer that rows are appended to until a flush encodes it.
+//! The output tables (SPEC §5): their names and column types here, every
+//! schema once in `schema`, and a columnar buffer that rows are appended to
+//! until a flush encodes it.
 
 mod buffer;
 mod progress;
+mod schema;
 
 pub use buffer::{ColumnBuf, RowWriter, TableBuffer};
 pub use progress::ProgressRow;
 
 use crate::model::SensorKind;
+use std::sync::OnceLock;
 
 /// The identity stamped on every row.
 #[derive(Debug, Clone)]
@@ -17,8 +20,6 @@ pub struct Stamp {
     /// `venue.gateway_id`.
     pub gateway_id: String,
 }
-
-use std::sync::OnceLock;
 
 /// Physical column types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,166 +126,8 @@ impl TableId {
     /// The table's columns, in file order.
     pub fn columns(self) -> &'static [Column] {
         static SCHEMAS: OnceLock<Vec<Vec<Column>>> = OnceLock::new();
-        &SCHEMAS.get_or_init(|| TableId::ALL.iter().map(|t| t.build_columns()).collect())
+        &SCHEMAS.get_or_init(|| TableId::ALL.iter().map(|&t| schema::build(t)).collect())
             [self.index()]
-    }
-
-    fn build_columns(self) -> Vec<Column> {
-        use ColType::*;
-        let c = |name: &str, ty: ColType| Column {
-            name: name.into(),
-            ty,
-            nullable: false,
-        };
-        let n = |name: &str, ty: ColType| Column {
-            name: name.into(),
-            ty,
-            nullable: true,
-        };
-        let ids = || vec![c("venue_id", Utf8), c("gateway_id", Utf8)];
-        let window_head = || {
-            let mut v = ids();
-            v.extend([c("window_start", Ts), c("window_end", Ts)]);
-            v
-        };
-        let stats = |v: &mut Vec<Column>, metrics: &[&str]| {
-            for m in metrics {
-                for s in ["mean", "min", "max"] {
-                    v.push(n(&format!("{m}_{s}"), F64));
-                }
-            }
-        };
-        let reading = || {
-            let mut v = ids();
-            v.extend([
-                c("sensor", Utf8),
-                c("device_id", Utf8),
-                c("metric", Utf8),
-                c("value", F64),
-                c("match_id", I64),
-                n("event_id", I64),
-                c("event_time", Ts),
-                c("received_at", Ts),
-            ]);
-            v
-        };
-        match self {
-            TableId::Alerts => {
-                let mut v = vec![c("alert_id", Utf8)];
-                v.extend(ids());
-                v.extend([
-                    c("sensor", Utf8),
-                    c("device_id", Utf8),
-                    c("metric", Utf8),
-                    c("value", F64),
-                    c("z_score", F64),
-                    c("baseline_mean", F64),
-                    c("baseline_std", F64),
-                    c("baseline_count", I64),
-                    c("match_id", I64),
-                    c("event_time", Ts),
-                    c("detected_at", Ts),
-                ]);
-                v
-            }
-            TableId::FatigueAlerts => {
-                let mut v = vec![c("alert_id", Utf8)];
-                v.extend(ids());
-                v.extend([
-                    c("match_id", I64),
-                    c("player_id", I64),
-                    n("player_name", Utf8),
-                    c("window_start", Ts),
-                    c("window_end", Ts),
-                    c("heart_rate_mean", F64),
-                    c("baseline_mean", F64),
-                    c("baseline_std", F64),
-                    c("baseline_windows", I64),
-                ]);
-                v
-            }
-            TableId::WindowsWearable => {
-                let mut v = window_head();
-                v.extend([
-                    c("match_id", I64),
-                    c("player_id", I64),
-                    n("player_name", Utf8),
-                    c("events", I64),
-                ]);
-                stats(&mut v, SensorKind::Wearable.metrics());
-                v.push(n("gateway_downtime_ms", I64));
-                v
-            }
-            TableId::WindowsPitch => {
-                let mut v = window_head();
-                v.extend([c("match_id", I64), c("events", I64)]);
-                stats(&mut v, SensorKind::Pitch.metrics());
-                v.push(n("gateway_downtime_ms", I64));
-                v
-            }
-            TableId::WindowsCrowd => {
-                let mut v = window_head();
-                v.extend([c("match_id", I64), c("zone_id", Utf8), c("events", I64)]);
-                stats(&mut v, SensorKind::Crowd.metrics());
-                v.push(n("gateway_downtime_ms", I64));
-                v
-            }
-            TableId::WindowsGeneric => {
-                let mut v = window_head();
-                v.extend([c("device_id", Utf8), c("metric", Utf8), c("events", I64)]);
-                stats(&mut v, &["value"]);
-                v.push(n("gateway_downtime_ms", I64));
-                v
-            }
-            TableId::Raw => reading(),
-            TableId::Late => {
-                let mut v = reading();
-                v.push(c("watermark", Ts));
-                v
-            }
-            TableId::Rejects => {
-                let mut v = ids();
-                v.extend([
-                    c("source", Utf8),
-                    c("reason", Utf8),
-                    c("detail", Utf8),
-                    c("payload", Binary),
-                    c("received_at", Ts),
-                ]);
-                v
-            }
-            TableId::Progress => {
-                let mut v = ids();
-                v.extend([
-                    c("timestamp", Ts),
-                    c("input_rows", I64),
-                    c("input_rows_per_second", F64),
-                    c("processed_rows_per_second", F64),
-                    c("batch_duration_ms", F64),
-                    c("state_keys", I64),
-                    c("state_bytes", I64),
-                    c("open_windows", I64),
-                ]);
-                for k in SensorKind::ALL {
-                    v.push(n(&format!("watermark_{k}"), Ts));
-                }
-                v.extend([
-                    c("late_rows", I64),
-                    c("rejected_rows", I64),
-                    c("duplicate_rows", I64),
-                    c("alerts", I64),
-                    c("evictions", I64),
-                    c("spool_files", I64),
-                    c("spool_bytes", I64),
-                    c("uploaded_files", I64),
-                    c("upload_failures", I64),
-                    n("last_upload_at", Ts),
-                    c("spool_evictions", I64),
-                    c("duplicate_conflicts", I64),
-                ]);
-                v
-            }
-        }
     }
 }
 

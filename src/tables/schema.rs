@@ -1,0 +1,177 @@
+//! The columns of every table (SPEC §5), one builder per table family:
+//! alerts, windows, readings (`raw`, `late`), rejects, progress. Built once,
+//! on first use, by [`TableId::columns`].
+
+use super::{ColType, Column, TableId};
+use crate::model::SensorKind;
+use ColType::*;
+
+/// The table's columns, in file order.
+pub(super) fn build(table: TableId) -> Vec<Column> {
+    match table {
+        TableId::Alerts => alerts(),
+        TableId::FatigueAlerts => fatigue_alerts(),
+        TableId::WindowsWearable => windows(SensorKind::Wearable),
+        TableId::WindowsPitch => windows(SensorKind::Pitch),
+        TableId::WindowsCrowd => windows(SensorKind::Crowd),
+        TableId::WindowsGeneric => windows(SensorKind::Generic),
+        TableId::Raw => reading(),
+        TableId::Late => {
+            let mut v = reading();
+            v.push(c("watermark", Ts));
+            v
+        }
+        TableId::Rejects => rejects(),
+        TableId::Progress => progress(),
+    }
+}
+
+/// A required column.
+fn c(name: &str, ty: ColType) -> Column {
+    Column {
+        name: name.into(),
+        ty,
+        nullable: false,
+    }
+}
+
+/// A nullable column.
+fn n(name: &str, ty: ColType) -> Column {
+    Column {
+        name: name.into(),
+        ty,
+        nullable: true,
+    }
+}
+
+/// The row stamp, first (after `alert_id`) in every table.
+fn ids() -> Vec<Column> {
+    vec![c("venue_id", Utf8), c("gateway_id", Utf8)]
+}
+
+/// `alert_id`, the stamp, then `rest`: the head of both alert tables.
+fn alert(rest: impl IntoIterator<Item = Column>) -> Vec<Column> {
+    let mut v = vec![c("alert_id", Utf8)];
+    v.extend(ids());
+    v.extend(rest);
+    v
+}
+
+fn alerts() -> Vec<Column> {
+    alert([
+        c("sensor", Utf8),
+        c("device_id", Utf8),
+        c("metric", Utf8),
+        c("value", F64),
+        c("z_score", F64),
+        c("baseline_mean", F64),
+        c("baseline_std", F64),
+        c("baseline_count", I64),
+        c("match_id", I64),
+        c("event_time", Ts),
+        c("detected_at", Ts),
+    ])
+}
+
+fn fatigue_alerts() -> Vec<Column> {
+    alert([
+        c("match_id", I64),
+        c("player_id", I64),
+        n("player_name", Utf8),
+        c("window_start", Ts),
+        c("window_end", Ts),
+        c("heart_rate_mean", F64),
+        c("baseline_mean", F64),
+        c("baseline_std", F64),
+        c("baseline_windows", I64),
+    ])
+}
+
+/// A kind's windows table: its group columns, `events`, mean/min/max of each
+/// metric, `gateway_downtime_ms`.
+fn windows(kind: SensorKind) -> Vec<Column> {
+    let mut v = ids();
+    v.extend([c("window_start", Ts), c("window_end", Ts)]);
+    match kind {
+        SensorKind::Wearable => v.extend([
+            c("match_id", I64),
+            c("player_id", I64),
+            n("player_name", Utf8),
+        ]),
+        SensorKind::Pitch => v.push(c("match_id", I64)),
+        SensorKind::Crowd => v.extend([c("match_id", I64), c("zone_id", Utf8)]),
+        SensorKind::Generic => v.extend([c("device_id", Utf8), c("metric", Utf8)]),
+    }
+    v.push(c("events", I64));
+    let metrics: &[&str] = match kind {
+        SensorKind::Generic => &["value"],
+        k => k.metrics(),
+    };
+    for m in metrics {
+        for s in ["mean", "min", "max"] {
+            v.push(n(&format!("{m}_{s}"), F64));
+        }
+    }
+    v.push(n("gateway_downtime_ms", I64));
+    v
+}
+
+/// One reading a row (`raw`; `late` adds `watermark`).
+fn reading() -> Vec<Column> {
+    let mut v = ids();
+    v.extend([
+        c("sensor", Utf8),
+        c("device_id", Utf8),
+        c("metric", Utf8),
+        c("value", F64),
+        c("match_id", I64),
+        n("event_id", I64),
+        c("event_time", Ts),
+        c("received_at", Ts),
+    ]);
+    v
+}
+
+fn rejects() -> Vec<Column> {
+    let mut v = ids();
+    v.extend([
+        c("source", Utf8),
+        c("reason", Utf8),
+        c("detail", Utf8),
+        c("payload", Binary),
+        c("received_at", Ts),
+    ]);
+    v
+}
+
+fn progress() -> Vec<Column> {
+    let mut v = ids();
+    v.extend([
+        c("timestamp", Ts),
+        c("input_rows", I64),
+        c("input_rows_per_second", F64),
+        c("processed_rows_per_second", F64),
+        c("batch_duration_ms", F64),
+        c("state_keys", I64),
+        c("state_bytes", I64),
+        c("open_windows", I64),
+    ]);
+    for k in SensorKind::ALL {
+        v.push(n(&format!("watermark_{k}"), Ts));
+    }
+    v.extend([
+        c("late_rows", I64),
+        c("rejected_rows", I64),
+        c("duplicate_rows", I64),
+        c("alerts", I64),
+        c("evictions", I64),
+        c("spool_files", I64),
+        c("spool_bytes", I64),
+        c("uploaded_files", I64),
+        c("upload_failures", I64),
+        n("last_upload_at", Ts),
+        c("spool_evictions", I64),
+        c("duplicate_conflicts", I64),
+    ]);
+    v
+}
