@@ -8,7 +8,14 @@
 //! slots, allocated up front but only paged in as keys appear, plus a slab of
 //! per-key headers linked into an LRU list. Memory is set by `max_keys` and
 //! `window`, never by how many distinct keys pass through.
+//!
+//! Here: the types and a reading's way through (duplicate check, z-score,
+//! append). `keys`: the key map, slots and LRU list. `evict`: idle expiry
+//! and eviction. `snapshot`: the checkpoint. `stats`: the running sums.
 
+mod evict;
+mod keys;
+mod snapshot;
 pub mod stats;
 
 use crate::model::{Micros, SensorKind};
@@ -148,10 +155,6 @@ impl Detector {
         self.map.len() * per_key + self.map.keys().map(|k| k.len()).sum::<usize>()
     }
 
-    fn idle(&self, last_t: Micros) -> bool {
-        last_t < self.now.saturating_sub(self.p.idle_timeout)
-    }
-
     /// Processes one reading: duplicate check, z-score against the current
     /// window, then append (SPEC §2 steps 1–4).
     pub fn observe(
@@ -268,225 +271,6 @@ impl Detector {
         slot.max_t = slot.max_t.max(t);
         self.min_last_t = self.min_last_t.min(t);
         self.touch(id);
-    }
-
-    fn clear_slot(&mut self, id: u32) {
-        let s = &mut self.slots[id as usize];
-        s.head = 0;
-        s.len = 0;
-        s.sums = ShiftedSums::default();
-        s.max_t = Micros::MIN;
-    }
-
-    /// Finds room for the key in `scratch` and returns its fresh, empty slot.
-    fn insert_key(&mut self) -> u32 {
-        if self.map.len() >= self.p.max_keys {
-            self.make_room();
-        }
-        let key: Box<[u8]> = self.scratch.as_slice().into();
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize].key = key.clone();
-                id
-            }
-            None => {
-                self.slots.push(Slot {
-                    key: key.clone(),
-                    head: 0,
-                    len: 0,
-                    sums: ShiftedSums::default(),
-                    last_t: Micros::MIN,
-                    max_t: Micros::MIN,
-                    prev: NIL,
-                    next: NIL,
-                });
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.clear_slot(id);
-        self.map.insert(key, id);
-        self.link_front(id);
-        id
-    }
-
-    /// Frees one slot: an idle key if there is one (not an eviction), else the
-    /// least recently appended key (an eviction).
-    fn make_room(&mut self) {
-        let tail = self.lru_tail;
-        if tail != NIL && self.idle(self.slots[tail as usize].last_t) {
-            self.counters.expired += 1;
-            self.remove_key(tail);
-            return;
-        }
-        if self.idle(self.min_last_t) && self.expire_idle() > 0 {
-            return;
-        }
-        self.counters.evictions += 1;
-        self.remove_key(tail);
-    }
-
-    /// Removes every idle key now; returns how many. Called when full, and
-    /// periodically so that `keys()` reports live keys only.
-    pub fn expire_idle(&mut self) -> usize {
-        let mut removed = 0;
-        let mut min = Micros::MAX;
-        let mut id = self.lru_head;
-        while id != NIL {
-            let next = self.slots[id as usize].next;
-            let last_t = self.slots[id as usize].last_t;
-            if self.idle(last_t) {
-                self.remove_key(id);
-                removed += 1;
-            } else {
-                min = min.min(last_t);
-            }
-            id = next;
-        }
-        self.counters.expired += removed as u64;
-        self.min_last_t = min;
-        removed
-    }
-
-    fn remove_key(&mut self, id: u32) {
-        self.unlink(id);
-        let key = std::mem::take(&mut self.slots[id as usize].key);
-        self.map.remove(&key);
-        self.free.push(id);
-    }
-
-    fn unlink(&mut self, id: u32) {
-        let (prev, next) = {
-            let s = &self.slots[id as usize];
-            (s.prev, s.next)
-        };
-        if prev != NIL {
-            self.slots[prev as usize].next = next;
-        } else {
-            self.lru_head = next;
-        }
-        if next != NIL {
-            self.slots[next as usize].prev = prev;
-        } else {
-            self.lru_tail = prev;
-        }
-        let s = &mut self.slots[id as usize];
-        s.prev = NIL;
-        s.next = NIL;
-    }
-
-    fn link_front(&mut self, id: u32) {
-        let old = self.lru_head;
-        {
-            let s = &mut self.slots[id as usize];
-            s.prev = NIL;
-            s.next = old;
-        }
-        if old != NIL {
-            self.slots[old as usize].prev = id;
-        } else {
-            self.lru_tail = id;
-        }
-        self.lru_head = id;
-    }
-
-    fn touch(&mut self, id: u32) {
-        if self.lru_head != id {
-            self.unlink(id);
-            self.link_front(id);
-        }
-    }
-}
-
-impl Detector {
-    /// Writes every live key's window, oldest-appended key first (checkpoints).
-    pub fn save(&self, e: &mut crate::util::codec::Enc) {
-        e.i64(self.now);
-        let c = self.counters;
-        e.u64(c.duplicates);
-        e.u64(c.evictions);
-        e.u64(c.expired);
-        e.u64(self.map.len() as u64);
-        let w = self.p.window;
-        let mut id = self.lru_tail;
-        while id != NIL {
-            let s = &self.slots[id as usize];
-            e.bytes(&s.key);
-            e.u32(s.len);
-            let base = id as usize * w;
-            for k in 0..s.len as usize {
-                let pos = base + (s.head as usize + k) % w;
-                e.f64(self.values[pos]);
-                e.i64(self.times[pos]);
-            }
-            e.i64(s.last_t);
-            e.i64(s.max_t);
-            // The running sums, bit for bit, so a restored key continues exactly.
-            e.f64(s.sums.k);
-            e.f64(s.sums.s1);
-            e.f64(s.sums.s2);
-            e.f64(s.sums.mag);
-            id = s.prev;
-        }
-    }
-
-    /// Restores what [`Detector::save`] wrote into this (fresh) detector. A
-    /// smaller `window` or `max_keys` than when saved keeps the newest data.
-    pub fn load(
-        &mut self,
-        d: &mut crate::util::codec::Dec<'_>,
-    ) -> Result<(), crate::util::codec::DecodeError> {
-        self.now = d.i64()?;
-        self.counters.duplicates = d.u64()?;
-        self.counters.evictions = d.u64()?;
-        self.counters.expired = d.u64()?;
-        let n = d.count(44)?;
-        let w = self.p.window;
-        let mut vals = Vec::with_capacity(w);
-        for _ in 0..n {
-            let key = d.bytes()?;
-            let len = d.u32()? as usize;
-            vals.clear();
-            for _ in 0..len {
-                vals.push((d.f64()?, d.i64()?));
-            }
-            let (last_t, max_t) = (d.i64()?, d.i64()?);
-            let saved = ShiftedSums {
-                k: d.f64()?,
-                s1: d.f64()?,
-                s2: d.f64()?,
-                mag: d.f64()?,
-            };
-            self.scratch.clear();
-            self.scratch.extend_from_slice(key);
-            let id = match self.map.get(self.scratch.as_slice()) {
-                Some(&id) => id,
-                None => self.insert_key(),
-            };
-            let keep = &vals[len.saturating_sub(w)..];
-            let base = id as usize * w;
-            for (k, &(v, t)) in keep.iter().enumerate() {
-                self.values[base + k] = v;
-                self.times[base + k] = t;
-            }
-            let slot = &mut self.slots[id as usize];
-            slot.head = 0;
-            slot.len = keep.len() as u32;
-            if keep.len() == len {
-                slot.sums = saved;
-            } else {
-                // A smaller window than when saved: sums over what is kept.
-                let ring = Ring {
-                    buf: &self.values[base..base + w],
-                    head: 0,
-                    len: keep.len(),
-                };
-                slot.sums.recompute(ring.iter(), keep.len());
-            }
-            slot.last_t = last_t;
-            slot.max_t = max_t;
-            self.min_last_t = self.min_last_t.min(last_t);
-        }
-        Ok(())
     }
 }
 
