@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::Identity;
 use proptest::prelude::*;
 
 const MIN: Micros = 60_000_000;

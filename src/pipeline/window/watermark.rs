@@ -1,0 +1,69 @@
+//! Watermarks and emission: one watermark per sensor kind, which decides
+//! which events are late and which windows are due.
+
+use super::{WindowAggregator, WindowRow};
+use crate::model::{Micros, SensorKind};
+
+impl WindowAggregator {
+    /// The kind's watermark: its largest accepted event time minus the delay.
+    pub fn watermark(&self, kind: SensorKind) -> Option<Micros> {
+        self.max_time[kind.index()].map(|t| t.saturating_sub(self.p.delay))
+    }
+
+    /// Is an event of this kind and time late, and against which watermark?
+    pub fn lateness(&self, kind: SensorKind, t: Micros) -> Option<Micros> {
+        let wm = self.watermark(kind)?;
+        let end = self.window_start(t).saturating_add(self.p.size);
+        (end <= wm).then_some(wm)
+    }
+
+    /// Moves the kind's watermark after an accepted event at `t` and emits
+    /// (hands to `out`, in window then group order) every window whose end it reached.
+    pub fn advance(&mut self, kind: SensorKind, t: Micros, out: &mut dyn FnMut(WindowRow)) {
+        let slot = &mut self.max_time[kind.index()];
+        *slot = Some(slot.map_or(t, |m| m.max(t)));
+        if let Some(wm) = self.watermark(kind) {
+            self.emit(kind, |end| end <= wm, out);
+        }
+    }
+
+    /// Emits every open window of every kind (end of a replay).
+    pub fn flush_all(&mut self, out: &mut dyn FnMut(WindowRow)) {
+        for kind in SensorKind::ALL {
+            self.emit(kind, |_| true, out);
+        }
+    }
+
+    fn emit(
+        &mut self,
+        kind: SensorKind,
+        due: impl Fn(Micros) -> bool,
+        out: &mut dyn FnMut(WindowRow),
+    ) {
+        let size = self.p.size;
+        let windows = &mut self.open[kind.index()];
+        while let Some((&start, _)) = windows.first_key_value() {
+            let end = start.saturating_add(size);
+            if !due(end) {
+                break;
+            }
+            // first_key_value just returned this entry.
+            let Some((_, cells)) = windows.pop_first() else {
+                break;
+            };
+            self.open_cells -= cells.len();
+            self.last_groups[kind.index()] = cells.len();
+            let mut rows: Vec<_> = cells.into_iter().collect();
+            rows.sort_by(|a, b| a.0.cmp(&b.0));
+            for (key, cell) in rows {
+                out(WindowRow {
+                    kind,
+                    start,
+                    end,
+                    key,
+                    cell,
+                });
+            }
+        }
+    }
+}
