@@ -8,6 +8,8 @@
 //! the precise reason `non_finite` instead of `invalid_json`. It never panics
 //! and never recurses deeper than [`MAX_DEPTH`].
 
+mod escape;
+
 use std::borrow::Cow;
 
 /// Deepest nesting accepted; deeper input is invalid JSON.
@@ -250,21 +252,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn hex4(&mut self) -> R<u32> {
-        let mut v = 0u32;
-        for _ in 0..4 {
-            let c = self
-                .peek()
-                .ok_or_else(|| self.err("4 hex digits after \\u"))?;
-            let d = (c as char)
-                .to_digit(16)
-                .ok_or_else(|| self.err("4 hex digits after \\u"))?;
-            v = v * 16 + d;
-            self.i += 1;
-        }
-        Ok(v)
-    }
-
+    /// A string; borrowed from the input unless it has escapes.
     fn string(&mut self) -> R<Cow<'a, str>> {
         self.eat(b'"', "a string")?;
         let start = self.i;
@@ -277,150 +265,13 @@ impl<'a> Reader<'a> {
                     self.i += 1;
                     return Ok(Cow::Borrowed(s));
                 }
-                Some(b'\\') => break,
+                Some(b'\\') => return self.escaped_string(start),
                 Some(c) if c < 0x20 => return Err(self.err("no control characters in a string")),
                 Some(_) => self.i += 1,
             }
         }
-        let mut out = String::from(&self.s[start..self.i]);
-        loop {
-            match self.peek() {
-                None => return Err(self.err("a closing quote")),
-                Some(b'"') => {
-                    self.i += 1;
-                    return Ok(Cow::Owned(out));
-                }
-                Some(b'\\') => {
-                    self.i += 1;
-                    let c = self.peek().ok_or_else(|| self.err("an escape"))?;
-                    self.i += 1;
-                    match c {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
-                        b'u' => {
-                            let hi = self.hex4()?;
-                            let code = if (0xD800..0xDC00).contains(&hi) {
-                                if !self.b[self.i..].starts_with(b"\\u") {
-                                    return Err(self.err("a low surrogate after a high one"));
-                                }
-                                self.i += 2;
-                                let lo = self.hex4()?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err(self.err("a low surrogate after a high one"));
-                                }
-                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                            } else {
-                                hi
-                            };
-                            let ch = char::from_u32(code)
-                                .ok_or_else(|| self.err("a valid unicode escape"))?;
-                            out.push(ch);
-                        }
-                        _ => return Err(self.err("a valid escape")),
-                    }
-                }
-                Some(c) if c < 0x20 => return Err(self.err("no control characters in a string")),
-                Some(_) => {
-                    // Copy one UTF-8 character (input is valid UTF-8).
-                    let ch_len = utf8_len(self.b[self.i]);
-                    let end = (self.i + ch_len).min(self.b.len());
-                    out.push_str(&self.s[self.i..end]);
-                    self.i = end;
-                }
-            }
-        }
-    }
-}
-
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fields(s: &str) -> Vec<(String, JsonValue<'_>)> {
-        match parse(s).unwrap() {
-            Document::Object(f) => f.into_iter().map(|(k, v)| (k.into_owned(), v)).collect(),
-            Document::NotObject(t) => panic!("not an object: {t}"),
-        }
-    }
-
-    #[test]
-    fn flat_object_fields_come_back_in_order() {
-        let f = fields(r#"{"a":1,"b":"x","c":null,"d":true,"e":{"z":[1,2]},"f":[]}"#);
-        assert_eq!(f[0], ("a".into(), JsonValue::Num("1")));
-        assert_eq!(f[1], ("b".into(), JsonValue::Str("x".into())));
-        assert_eq!(f[2].1, JsonValue::Null);
-        assert_eq!(f[3].1, JsonValue::Bool(true));
-        assert_eq!(f[4].1, JsonValue::Object);
-        assert_eq!(f[5].1, JsonValue::Array);
-    }
-
-    #[test]
-    fn escapes_and_surrogate_pairs_are_decoded() {
-        let f = fields(r#"{"k\u0041":"a\"b\\c\ud83d\ude00é"}"#);
-        assert_eq!(f[0].0, "kA");
-        assert_eq!(f[0].1, JsonValue::Str("a\"b\\c😀é".into()));
-    }
-
-    #[test]
-    fn non_finite_tokens_are_recognised() {
-        let f = fields(r#"{"a":NaN,"b":Infinity,"c":-Infinity}"#);
-        assert_eq!(f[0].1, JsonValue::NonFinite("NaN"));
-        assert_eq!(f[2].1, JsonValue::NonFinite("-Infinity"));
-    }
-
-    #[test]
-    fn malformed_documents_are_syntax_errors() {
-        for s in [
-            "",
-            "{",
-            "{\"a\":}",
-            "{\"a\" 1}",
-            "{\"a\":1,}",
-            "{\"a\":01}",
-            "{\"a\":1.}",
-            "{\"a\":-}",
-            "{\"a\":1e}",
-            "{\"a\":\"\\x\"}",
-            "{\"a\":\"\\ud800\"}",
-            "{} x",
-            "{\"a\":tru}",
-            "[1,2",
-            "{\"a\":\"\t\"}",
-        ] {
-            assert!(parse(s).is_err(), "{s:?} should not parse");
-        }
-    }
-
-    #[test]
-    fn non_objects_are_named() {
-        assert!(matches!(
-            parse("[1]").unwrap(),
-            Document::NotObject("an array")
-        ));
-        assert!(matches!(
-            parse(" 42 ").unwrap(),
-            Document::NotObject("a number")
-        ));
-    }
-
-    #[test]
-    fn deep_nesting_is_refused_without_overflowing_the_stack() {
-        let s = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
-        assert!(parse(&s).is_err());
-    }
-}
+mod tests;

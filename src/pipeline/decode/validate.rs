@@ -1,0 +1,196 @@
+//! Validation: an object's fields → a checked [`Event`], in SPEC §1 order
+//! (sensor, device, time and its plausibility, match, identity, metrics and
+//! their configured ranges); the first problem is the [`Reject`].
+
+use super::fields::{
+    event_time, metric_value, missing, optional_int, required_str, sensor_field, wrong_type, Fields,
+};
+use super::json::JsonValue;
+use super::{Decoder, EARLIEST_PLAUSIBLE};
+use crate::model::{Event, Identity, Micros, Reject, RejectReason, SensorKind};
+use crate::util::time::format_rfc3339;
+
+impl Decoder {
+    /// The event the fields describe. `clock` is the wall clock.
+    pub(super) fn event(
+        &self,
+        fields: Fields<'_>,
+        hint: Option<SensorKind>,
+        clock: Micros,
+    ) -> Result<Event, Reject> {
+        let sensor = sensor_field(fields.get("sensor"), hint)?;
+        let device_id = required_str(fields.get("device_id"), "device_id")?;
+        check_id(&device_id, "device_id")?;
+        let event_time = event_time(fields)?;
+        self.check_plausible(event_time, clock)?;
+        let match_id = optional_int(fields.get("match_id"), "match_id")?.unwrap_or(0);
+        if match_id < 0 {
+            return Err(Reject::new(
+                RejectReason::OutOfRange,
+                format!("match_id {match_id} must be >= 0"),
+            ));
+        }
+        let event_id = optional_int(fields.get("event_id"), "event_id")?;
+        let identity = identity(sensor, fields)?;
+        let values = self.values(sensor, &identity, fields)?;
+        Ok(Event {
+            sensor,
+            device_id: device_id.into_owned(),
+            event_time,
+            match_id,
+            event_id,
+            identity,
+            values,
+        })
+    }
+
+    /// On live sources: not more than `limits.max_future` ahead of a trusted
+    /// clock, and not before 2020.
+    fn check_plausible(&self, event_time: Micros, clock: Micros) -> Result<(), Reject> {
+        let Some(max_future) = self.live_max_future else {
+            return Ok(());
+        };
+        if self.clock_trusted && event_time > clock.saturating_add(max_future) {
+            return Err(Reject::new(
+                RejectReason::ImplausibleTime,
+                format!(
+                    "event time {} is more than limits.max_future ahead of the gateway clock {}",
+                    format_rfc3339(event_time),
+                    format_rfc3339(clock)
+                ),
+            ));
+        }
+        if event_time < EARLIEST_PLAUSIBLE {
+            return Err(Reject::new(
+                RejectReason::ImplausibleTime,
+                format!(
+                    "event time {} is before 2020-01-01 (is the sensor's clock set?)",
+                    format_rfc3339(event_time)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kind's metric values present, as (metric index, value), each
+    /// within its configured range; at least one.
+    fn values(
+        &self,
+        sensor: SensorKind,
+        identity: &Identity,
+        fields: Fields<'_>,
+    ) -> Result<Vec<(u8, f64)>, Reject> {
+        let names: &[&str] = match sensor {
+            SensorKind::Generic => &["value"],
+            k => k.metrics(),
+        };
+        let mut values = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            let Some(x) = metric_value(fields.get(name), name)? else {
+                continue;
+            };
+            let metric_name = match identity {
+                Identity::Generic { metric } => metric.as_str(),
+                _ => name,
+            };
+            if let Some(r) = self
+                .ranges
+                .iter()
+                .find(|r| r.sensor == sensor && r.metric == metric_name)
+            {
+                if x < r.min || x > r.max {
+                    return Err(Reject::new(
+                        RejectReason::OutOfRange,
+                        format!(
+                            "{name} {x} is outside the configured range [{}, {}] (limits.range)",
+                            r.min, r.max
+                        ),
+                    ));
+                }
+            }
+            values.push((i as u8, x));
+        }
+        if values.is_empty() {
+            return Err(Reject::new(
+                RejectReason::NoMetrics,
+                format!(
+                    "no metric field; a {sensor} event needs one of {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+        Ok(values)
+    }
+}
+
+/// Who or what the event is about, by kind: player, delivery, zone or metric name.
+fn identity(sensor: SensorKind, fields: Fields<'_>) -> Result<Identity, Reject> {
+    Ok(match sensor {
+        SensorKind::Wearable => {
+            let player_id = optional_int(fields.get("player_id"), "player_id")?
+                .ok_or_else(|| missing("player_id"))?;
+            let player_name = match fields.get("player_name") {
+                None | Some(JsonValue::Null) => None,
+                Some(JsonValue::Str(s)) if s.chars().count() <= 64 => Some(s.to_string()),
+                Some(JsonValue::Str(_)) => {
+                    return Err(Reject::new(
+                        RejectReason::InvalidField,
+                        "player_name is longer than 64 characters",
+                    ))
+                }
+                Some(v) => return Err(wrong_type("player_name", "a string", v)),
+            };
+            Identity::Wearable {
+                player_id,
+                player_name,
+            }
+        }
+        SensorKind::Pitch => Identity::Pitch {
+            delivery_id: optional_int(fields.get("delivery_id"), "delivery_id")?,
+        },
+        SensorKind::Crowd => {
+            let zone_id = required_str(fields.get("zone_id"), "zone_id")?;
+            check_id(&zone_id, "zone_id")?;
+            Identity::Crowd {
+                zone_id: zone_id.into_owned(),
+            }
+        }
+        SensorKind::Generic => {
+            let metric = required_str(fields.get("metric"), "metric")?;
+            check_metric_name(&metric)?;
+            Identity::Generic {
+                metric: metric.into_owned(),
+            }
+        }
+    })
+}
+
+/// An id (`device_id`, `zone_id`): 1-64 characters of A-Z, a-z, 0-9, `.`, `_`, `:`, `-`.
+fn check_id(s: &str, name: &str) -> Result<(), Reject> {
+    let ok = (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Reject::new(
+            RejectReason::InvalidField,
+            format!("{name} must be 1-64 characters of A-Z, a-z, 0-9, '.', '_', ':', '-'"),
+        ))
+    }
+}
+
+/// A generic event's metric name: 1-64 characters of A-Z, a-z, 0-9, `_`, `.`, `-`.
+fn check_metric_name(metric: &str) -> Result<(), Reject> {
+    let ok = (1..=64).contains(&metric.len())
+        && metric
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
+    if !ok {
+        return Err(Reject::new(
+            RejectReason::InvalidField,
+            "metric must be 1-64 characters of A-Z, a-z, 0-9, '_', '.', '-'",
+        ));
+    }
+    Ok(())
+}
