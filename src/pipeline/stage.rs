@@ -3,23 +3,30 @@
 //! One [`Pipeline`] owns all state of the data path. It is synchronous and
 //! takes the wall clock as an argument, so `replay`, the daemon, tests and
 //! the benchmark all drive the same code.
+//!
+//! Here: the state and its construction and reload. `process`: one input
+//! through decode, detect and windows. `outputs`: table rows and live
+//! alerts. `clock`: whether the wall clock may judge event times.
+//! `snapshot`: the checkpoint.
+
+mod clock;
+mod outputs;
+mod process;
+mod snapshot;
 
 use crate::config::Config;
-use crate::model::{Event, Micros, RawInput, RejectReason, SensorKind};
-use crate::pipeline::decode::unknown::{Noted, UnknownFields, MAX_TRACKED};
-use crate::pipeline::decode::{Decoded, Decoder};
-use crate::pipeline::detect::{Detector, DetectorParams, Observation};
+use crate::model::Micros;
+use crate::pipeline::decode::unknown::UnknownFields;
+use crate::pipeline::decode::Decoder;
+use crate::pipeline::detect::{Detector, DetectorParams};
 use crate::pipeline::fatigue::FatigueTracker;
-use crate::pipeline::rows::{alert_id, fatigue_alert_id, AlertRecord, FatigueRecord};
-use crate::pipeline::window::{GroupKey, Placement, WindowAggregator, WindowParams, WindowRow};
+use crate::pipeline::rows::{AlertRecord, FatigueRecord};
+use crate::pipeline::window::{WindowAggregator, WindowParams};
 use crate::tables::{Stamp, TableBuffer, TableId};
 use crate::util::clock::{ClockState, KernelClock};
 use crate::util::log_limit::LogLimiter;
-use crate::util::time::format_rfc3339;
-use tracing::{info, warn};
+use clock::ClockWatch;
 
-/// How often (of the wall clock handed in) the clock's sync state is asked.
-const CLOCK_POLL: Micros = 1_000_000;
 /// At most one log line per this much wall-clock time for duplicate conflicts.
 const CONFLICT_LOG_PERIOD: Micros = 10_000_000;
 
@@ -78,29 +85,6 @@ pub struct Pipeline {
     clock: ClockWatch,
     conflict_log: LogLimiter,
     out: Outputs,
-}
-
-/// Asks a [`ClockState`] at most once per [`CLOCK_POLL`] whether the clock is
-/// synchronised (live sources only).
-struct ClockWatch {
-    state: Option<Box<dyn ClockState>>,
-    asked_at: Option<Micros>,
-    synced: bool,
-}
-
-impl ClockWatch {
-    /// `Some(new state)` when the answer changed (the start counts as synchronised).
-    fn poll(&mut self, clock: Micros) -> Option<bool> {
-        let state = self.state.as_mut()?;
-        if let Some(at) = self.asked_at {
-            if (0..CLOCK_POLL).contains(&clock.saturating_sub(at)) {
-                return None;
-            }
-        }
-        self.asked_at = Some(clock);
-        let synced = state.synchronized();
-        (synced != std::mem::replace(&mut self.synced, synced)).then_some(synced)
-    }
 }
 
 /// What the pipeline produces: table rows, counters, real-time alerts. Kept
@@ -184,15 +168,6 @@ impl Pipeline {
         self.decoder.set_ranges(r.ranges.clone());
     }
 
-    /// Replaces where a live pipeline learns whether the clock is
-    /// synchronised (the kernel by default); no effect in `replay`.
-    pub fn with_clock_state(mut self, state: impl ClockState + 'static) -> Pipeline {
-        if self.clock.state.is_some() {
-            self.clock.state = Some(Box::new(state));
-        }
-        self
-    }
-
     /// Counters so far.
     pub fn counters(&self) -> &PipelineCounters {
         &self.out.counters
@@ -213,402 +188,10 @@ impl Pipeline {
         &self.out.stamp
     }
 
-    fn table(&mut self, t: TableId) -> &mut TableBuffer {
-        &mut self.out.tables[t.index()]
-    }
-
-    /// Processes one input at wall-clock time `clock`.
-    pub fn process(&mut self, input: &RawInput, clock: Micros) {
-        self.watch_clock(clock);
-        let unknown = &mut self.out.counters.unknown_fields;
-        let decoded = self.decoder.decode_with(input, clock, &mut |k, dev, name| {
-            note_unknown(unknown, k, dev, name)
-        });
-        self.apply(
-            decoded,
-            &input.source,
-            &input.payload,
-            input.received_at,
-            clock,
-            None,
-        );
-    }
-
-    /// Line `line` (1-based) of a file: as [`Pipeline::process_bytes`], and
-    /// a reject's detail starts with `line {line}: `.
-    pub fn process_line(
-        &mut self,
-        source: &str,
-        hint: Option<SensorKind>,
-        payload: &[u8],
-        line: u64,
-        received_at: Micros,
-        clock: Micros,
-    ) {
-        let decoded = self.decode_bytes(payload, hint, clock);
-        self.apply(decoded, source, payload, received_at, clock, Some(line));
-    }
-
-    fn decode_bytes(&mut self, payload: &[u8], hint: Option<SensorKind>, clock: Micros) -> Decoded {
-        self.watch_clock(clock);
-        let unknown = &mut self.out.counters.unknown_fields;
-        self.decoder
-            .decode_bytes_with(payload, hint, clock, &mut |k, dev, name| {
-                note_unknown(unknown, k, dev, name)
-            })
-    }
-
-    /// Asks whether the clock is synchronised (at most once per
-    /// [`CLOCK_POLL`]); while it is not, event times are not judged against it.
-    fn watch_clock(&mut self, clock: Micros) {
-        let Some(synced) = self.clock.poll(clock) else {
-            return;
-        };
-        self.decoder.set_clock_trusted(synced);
-        self.out.counters.clock_unsynchronized = !synced;
-        if synced {
-            info!("The system clock is synchronised: event times are checked against limits.max_future again.");
-        } else {
-            warn!(
-                clock = %format_rfc3339(clock),
-                "The kernel reports the system clock unsynchronised (no NTP answer yet, no RTC?): \
-                 event times are not checked against limits.max_future until it is; \
-                 counted in pitchside_clock_unsynced_events_total."
-            );
-        }
-    }
-
-    /// Processes one line of bytes from `source` (no allocation for the input).
-    pub fn process_bytes(
-        &mut self,
-        source: &str,
-        hint: Option<SensorKind>,
-        payload: &[u8],
-        received_at: Micros,
-        clock: Micros,
-    ) {
-        let decoded = self.decode_bytes(payload, hint, clock);
-        self.apply(decoded, source, payload, received_at, clock, None);
-    }
-
-    fn apply(
-        &mut self,
-        d: Decoded,
-        source: &str,
-        payload: &[u8],
-        received_at: Micros,
-        clock: Micros,
-        line: Option<u64>,
-    ) {
-        match d {
-            Decoded::Skip => {}
-            Decoded::Reject(mut r) => {
-                self.out.counters.input_rows += 1;
-                if let Some(n) = line {
-                    r.detail = format!("line {n}: {}", r.detail);
-                }
-                self.record_reject(source, r.reason, &r.detail, payload, received_at);
-            }
-            Decoded::Event(e) => {
-                self.out.counters.input_rows += 1;
-                if !self.clock.synced {
-                    self.out.counters.clock_unsynced_events += 1;
-                }
-                self.accept(&e, received_at, clock);
-            }
-        }
-    }
-
-    /// Records an input that a source rejected itself (an overlong line).
-    pub fn reject_input(
-        &mut self,
-        source: &str,
-        reason: RejectReason,
-        detail: &str,
-        payload: &[u8],
-        at: Micros,
-    ) {
-        self.out.counters.input_rows += 1;
-        self.record_reject(source, reason, detail, payload, at);
-    }
-
-    fn record_reject(
-        &mut self,
-        source: &str,
-        reason: RejectReason,
-        detail: &str,
-        payload: &[u8],
-        at: Micros,
-    ) {
-        self.out.counters.rejected[reason as usize] += 1;
-        let max = self.max_event_bytes;
-        let stamp = self.out.stamp.clone();
-        stamp.reject(
-            self.table(TableId::Rejects),
-            source,
-            reason,
-            detail,
-            payload,
-            max,
-            at,
-        );
-    }
-
-    fn accept(&mut self, e: &Event, received_at: Micros, clock: Micros) {
-        self.out.counters.accepted += 1;
-        self.detector.advance(e.event_time);
-        let late = self.windows.lateness(e.sensor, e.event_time);
-        let mut nondup = std::mem::take(&mut self.nondup);
-        nondup.clear();
-        for &(i, x) in &e.values {
-            let metric = e.metric_name(i);
-            match self
-                .detector
-                .observe(e.sensor, &e.device_id, metric, e.event_time, x)
-            {
-                Observation::Duplicate { stored } => {
-                    self.out.counters.duplicate_rows += 1;
-                    // Not `to_bits`: 0.0 and -0.0 are the same reading.
-                    if stored != x {
-                        self.out.counters.duplicate_conflicts += 1;
-                        if let Some(not_logged) = self.conflict_log.allow(clock) {
-                            warn!(
-                                sensor = %e.sensor,
-                                device = %e.device_id,
-                                metric,
-                                at = %format_rfc3339(e.event_time),
-                                kept = stored,
-                                ignored = x,
-                                not_logged,
-                                "A reading with the same key and event time as an earlier one has another value: \
-                                 the first is kept. Two devices with one id, or a device clock repeating times? \
-                                 Counted in pitchside_duplicate_conflicts_total."
-                            );
-                        }
-                    }
-                    continue;
-                }
-                Observation::Normal => {}
-                Observation::Alert { z_score, baseline } => {
-                    let record = AlertRecord {
-                        alert_id: alert_id(
-                            &self.out.stamp.venue_id,
-                            e.sensor,
-                            &e.device_id,
-                            metric,
-                            e.event_time,
-                        ),
-                        sensor: e.sensor,
-                        device_id: e.device_id.clone(),
-                        metric: metric.to_string(),
-                        value: x,
-                        z_score,
-                        baseline,
-                        match_id: e.match_id,
-                        event_time: e.event_time,
-                        detected_at: clock,
-                    };
-                    self.out
-                        .stamp
-                        .alert(&mut self.out.tables[TableId::Alerts.index()], &record);
-                    self.out.counters.alerts += 1;
-                    self.out.push_live(LiveAlert::ZScore(record));
-                }
-            }
-            nondup.push((i, x));
-        }
-        self.out.counters.readings += nondup.len() as u64;
-        for &(i, x) in &nondup {
-            let metric = e.metric_name(i);
-            if self.raw {
-                self.out.stamp.reading(
-                    &mut self.out.tables[TableId::Raw.index()],
-                    e,
-                    metric,
-                    x,
-                    received_at,
-                    None,
-                );
-            }
-            if let Some(wm) = late {
-                self.out.counters.late_rows += 1;
-                self.out.stamp.reading(
-                    &mut self.out.tables[TableId::Late.index()],
-                    e,
-                    metric,
-                    x,
-                    received_at,
-                    Some(wm),
-                );
-            }
-        }
-        if late.is_none()
-            && !nondup.is_empty()
-            && self.windows.add(e, &nondup) == Placement::Dropped
-        {
-            self.out.counters.window_drops += 1;
-        }
-        self.nondup = nondup;
-        self.out.counters.evictions = self.detector.counters().evictions;
-        let out = &mut self.out;
-        self.windows
-            .advance(e.sensor, e.event_time, &mut |w| out.window(w));
-    }
-
-    /// Alerts raised since the last call (bounded; the tables have them all).
-    pub fn drain_alerts(&mut self) -> Vec<LiveAlert> {
-        std::mem::take(&mut self.out.live_alerts)
-    }
-
-    /// Turns off the real-time alert list (replay and benchmarks need only tables).
-    pub fn disable_live_alerts(&mut self) {
-        self.out.live_alerts_cap = 0;
-    }
-
-    /// Emits every open window (end of a replay).
-    pub fn flush_windows(&mut self) {
-        let out = &mut self.out;
-        self.windows.flush_all(&mut |w| out.window(w));
-    }
-
     /// Forgets idle detector keys now (periodic housekeeping, so that
     /// `state_keys` counts live keys only).
     pub fn expire_idle(&mut self) {
         self.detector.expire_idle();
-    }
-
-    /// Appends a progress row.
-    pub fn push_progress(&mut self, row: &crate::tables::ProgressRow) {
-        let stamp = self.out.stamp.clone();
-        row.write(&stamp, self.table(TableId::Progress));
-    }
-
-    /// The state to checkpoint (detector, windows, fatigue, downtime) as a
-    /// body for [`crate::util::codec::Dec`], with the first journal
-    /// generation whose inputs it does not include.
-    pub fn snapshot(&self, journal_generation: u64) -> Vec<u8> {
-        let mut e = crate::util::codec::Enc::default();
-        e.u64(journal_generation);
-        self.detector.save(&mut e);
-        self.windows.save(&mut e);
-        self.out.fatigue.save(&mut e);
-        self.out.downtime.save(&mut e);
-        e.0
-    }
-
-    /// Restores a checkpoint's body into this fresh pipeline; returns the
-    /// journal generation to replay from.
-    pub fn restore(&mut self, body: &[u8]) -> Result<u64, crate::util::codec::DecodeError> {
-        let mut d = crate::util::codec::Dec::new(body);
-        let journal_generation = d.u64()?;
-        self.detector.load(&mut d)?;
-        self.windows.load(&mut d)?;
-        self.out.fatigue.load(&mut d)?;
-        // Checkpoints of older builds end here.
-        if !d.finished() {
-            self.out.downtime.load(&mut d)?;
-        }
-        if !d.finished() {
-            return Err(crate::util::codec::DecodeError("trailing bytes"));
-        }
-        Ok(journal_generation)
-    }
-
-    /// Records that the gateway was not running from `from` to `to` (wall
-    /// clock, µs): windows overlapping it get `gateway_downtime_ms`.
-    pub fn add_downtime(&mut self, from: Micros, to: Micros) {
-        self.out.downtime.add(from, to);
-    }
-
-    /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
-    pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
-        let min_rows = min_rows.max(1);
-        self.out
-            .tables
-            .iter_mut()
-            .filter(|t| t.rows >= min_rows)
-            .map(|t| t.take())
-            .collect()
-    }
-
-    /// Rows waiting in the largest table.
-    pub fn max_buffered_rows(&self) -> usize {
-        self.out.tables.iter().map(|t| t.rows).max().unwrap_or(0)
-    }
-}
-
-/// Counts an unknown numeric field; the first time a name is seen, says so.
-fn note_unknown(u: &mut UnknownFields, sensor: SensorKind, device: &str, name: &str) {
-    match u.note(sensor, name) {
-        Noted::Again => {}
-        Noted::First => {
-            let known = match sensor {
-                SensorKind::Generic => "value".to_string(),
-                k => k.metrics().join(", "),
-            };
-            warn!(
-                field = ?name,
-                device,
-                "Numeric field ignored: not a {sensor} field (a misspelled metric? {sensor} \
-                 metrics are {known}). Its events are accepted without it; counted in \
-                 pitchside_unknown_fields_total."
-            );
-        }
-        Noted::Overflow => warn!(
-            field = ?name,
-            device,
-            "More than {MAX_TRACKED} distinct unknown numeric fields: later ones are counted \
-             as field=\"other\" and not logged."
-        ),
-    }
-}
-
-impl Outputs {
-    fn push_live(&mut self, a: LiveAlert) {
-        if self.live_alerts.len() < self.live_alerts_cap {
-            self.live_alerts.push(a);
-        }
-    }
-
-    /// Writes an emitted window row, and a fatigue alert if it is one.
-    fn window(&mut self, w: WindowRow) {
-        self.counters.windows_emitted += 1;
-        let t = TableId::windows(w.kind);
-        let downtime_ms = self.downtime.overlap_ms(w.start, w.end);
-        self.stamp
-            .window(&mut self.tables[t.index()], &w, downtime_ms);
-        if let (
-            SensorKind::Wearable,
-            GroupKey::Wearable {
-                match_id,
-                player_id,
-            },
-        ) = (w.kind, &w.key)
-        {
-            let hr = w.cell.aggs[0].mean();
-            if let Some(finding) = self.fatigue.on_window(*match_id, *player_id, w.start, hr) {
-                let record = FatigueRecord {
-                    alert_id: fatigue_alert_id(
-                        &self.stamp.venue_id,
-                        *match_id,
-                        *player_id,
-                        w.start,
-                    ),
-                    match_id: *match_id,
-                    player_id: *player_id,
-                    player_name: w.cell.player_name.as_deref().map(String::from),
-                    window_start: w.start,
-                    window_end: w.end,
-                    // on_window only finds fatigue when the mean exists.
-                    heart_rate_mean: hr.unwrap_or_default(),
-                    finding,
-                };
-                self.stamp
-                    .fatigue(&mut self.tables[TableId::FatigueAlerts.index()], &record);
-                self.counters.fatigue_alerts += 1;
-                self.push_live(LiveAlert::Fatigue(record));
-            }
-        }
     }
 }
 

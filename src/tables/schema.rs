@@ -44,16 +44,18 @@ fn n(name: &str, ty: ColType) -> Column {
     }
 }
 
-/// The row stamp, first (after `alert_id`) in every table.
-fn ids() -> Vec<Column> {
-    vec![c("venue_id", Utf8), c("gateway_id", Utf8)]
+/// The row stamp, then `rest`: the stamp comes first (after `alert_id`) in
+/// every table.
+fn stamped(rest: impl IntoIterator<Item = Column>) -> Vec<Column> {
+    let mut v = vec![c("venue_id", Utf8), c("gateway_id", Utf8)];
+    v.extend(rest);
+    v
 }
 
 /// `alert_id`, the stamp, then `rest`: the head of both alert tables.
 fn alert(rest: impl IntoIterator<Item = Column>) -> Vec<Column> {
     let mut v = vec![c("alert_id", Utf8)];
-    v.extend(ids());
-    v.extend(rest);
+    v.extend(stamped(rest));
     v
 }
 
@@ -90,8 +92,7 @@ fn fatigue_alerts() -> Vec<Column> {
 /// A kind's windows table: its group columns, `events`, mean/min/max of each
 /// metric, `gateway_downtime_ms`.
 fn windows(kind: SensorKind) -> Vec<Column> {
-    let mut v = ids();
-    v.extend([c("window_start", Ts), c("window_end", Ts)]);
+    let mut v = stamped([c("window_start", Ts), c("window_end", Ts)]);
     match kind {
         SensorKind::Wearable => v.extend([
             c("match_id", I64),
@@ -118,8 +119,7 @@ fn windows(kind: SensorKind) -> Vec<Column> {
 
 /// One reading a row (`raw`; `late` adds `watermark`).
 fn reading() -> Vec<Column> {
-    let mut v = ids();
-    v.extend([
+    stamped([
         c("sensor", Utf8),
         c("device_id", Utf8),
         c("metric", Utf8),
@@ -128,25 +128,21 @@ fn reading() -> Vec<Column> {
         n("event_id", I64),
         c("event_time", Ts),
         c("received_at", Ts),
-    ]);
-    v
+    ])
 }
 
 fn rejects() -> Vec<Column> {
-    let mut v = ids();
-    v.extend([
+    stamped([
         c("source", Utf8),
         c("reason", Utf8),
         c("detail", Utf8),
         c("payload", Binary),
         c("received_at", Ts),
-    ]);
-    v
+    ])
 }
 
 fn progress() -> Vec<Column> {
-    let mut v = ids();
-    v.extend([
+    let mut v = stamped([
         c("timestamp", Ts),
         c("input_rows", I64),
         c("input_rows_per_second", F64),

@@ -1,4 +1,6 @@
+use super::clock::CLOCK_POLL;
 use super::*;
+use crate::model::{RejectReason, SensorKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -1,0 +1,186 @@
+//! What the stage hands on: table rows (rejects, alerts, readings, windows,
+//! fatigue alerts, progress), the bounded list of live alerts, and the
+//! tables taken for encoding.
+
+use super::{LiveAlert, Outputs, Pipeline};
+use crate::model::{Event, Micros, RejectReason, SensorKind};
+use crate::pipeline::detect::stats::Baseline;
+use crate::pipeline::rows::{alert_id, fatigue_alert_id, AlertRecord, FatigueRecord};
+use crate::pipeline::window::{GroupKey, WindowRow};
+use crate::tables::{TableBuffer, TableId};
+
+impl Outputs {
+    fn push_live(&mut self, a: LiveAlert) {
+        if self.live_alerts.len() < self.live_alerts_cap {
+            self.live_alerts.push(a);
+        }
+    }
+
+    /// Writes a `rejects` row; the payload is cut to `max_bytes`.
+    pub(super) fn reject(
+        &mut self,
+        source: &str,
+        reason: RejectReason,
+        detail: &str,
+        payload: &[u8],
+        max_bytes: usize,
+        at: Micros,
+    ) {
+        let buf = &mut self.tables[TableId::Rejects.index()];
+        self.stamp
+            .reject(buf, source, reason, detail, payload, max_bytes, at);
+    }
+
+    /// Writes a z-score alert for reading `x` of `e`, and passes it on live.
+    pub(super) fn alert(
+        &mut self,
+        e: &Event,
+        metric: &str,
+        x: f64,
+        z_score: f64,
+        baseline: Baseline,
+        clock: Micros,
+    ) {
+        let record = AlertRecord {
+            alert_id: alert_id(
+                &self.stamp.venue_id,
+                e.sensor,
+                &e.device_id,
+                metric,
+                e.event_time,
+            ),
+            sensor: e.sensor,
+            device_id: e.device_id.clone(),
+            metric: metric.to_string(),
+            value: x,
+            z_score,
+            baseline,
+            match_id: e.match_id,
+            event_time: e.event_time,
+            detected_at: clock,
+        };
+        self.stamp
+            .alert(&mut self.tables[TableId::Alerts.index()], &record);
+        self.counters.alerts += 1;
+        self.push_live(LiveAlert::ZScore(record));
+    }
+
+    /// Writes the new readings of `e` to `raw` (when `raw` is on) and, when
+    /// the event is late against watermark `late`, to `late`.
+    pub(super) fn readings(
+        &mut self,
+        e: &Event,
+        readings: &[(u8, f64)],
+        received_at: Micros,
+        late: Option<Micros>,
+        raw: bool,
+    ) {
+        for &(i, x) in readings {
+            let metric = e.metric_name(i);
+            if raw {
+                self.stamp.reading(
+                    &mut self.tables[TableId::Raw.index()],
+                    e,
+                    metric,
+                    x,
+                    received_at,
+                    None,
+                );
+            }
+            if let Some(wm) = late {
+                self.counters.late_rows += 1;
+                self.stamp.reading(
+                    &mut self.tables[TableId::Late.index()],
+                    e,
+                    metric,
+                    x,
+                    received_at,
+                    Some(wm),
+                );
+            }
+        }
+    }
+
+    /// Writes an emitted window row, and a fatigue alert if it is one.
+    pub(super) fn window(&mut self, w: WindowRow) {
+        self.counters.windows_emitted += 1;
+        let t = TableId::windows(w.kind);
+        let downtime_ms = self.downtime.overlap_ms(w.start, w.end);
+        self.stamp
+            .window(&mut self.tables[t.index()], &w, downtime_ms);
+        if let (
+            SensorKind::Wearable,
+            GroupKey::Wearable {
+                match_id,
+                player_id,
+            },
+        ) = (w.kind, &w.key)
+        {
+            self.fatigue(&w, *match_id, *player_id);
+        }
+    }
+
+    /// Feeds a wearable window's mean heart rate to the fatigue tracker;
+    /// writes a fatigue alert if it finds one, and passes it on live.
+    fn fatigue(&mut self, w: &WindowRow, match_id: i64, player_id: i64) {
+        let hr = w.cell.aggs[0].mean();
+        let Some(finding) = self.fatigue.on_window(match_id, player_id, w.start, hr) else {
+            return;
+        };
+        let record = FatigueRecord {
+            alert_id: fatigue_alert_id(&self.stamp.venue_id, match_id, player_id, w.start),
+            match_id,
+            player_id,
+            player_name: w.cell.player_name.as_deref().map(String::from),
+            window_start: w.start,
+            window_end: w.end,
+            // on_window only finds fatigue when the mean exists.
+            heart_rate_mean: hr.unwrap_or_default(),
+            finding,
+        };
+        self.stamp
+            .fatigue(&mut self.tables[TableId::FatigueAlerts.index()], &record);
+        self.counters.fatigue_alerts += 1;
+        self.push_live(LiveAlert::Fatigue(record));
+    }
+}
+
+impl Pipeline {
+    /// Alerts raised since the last call (bounded; the tables have them all).
+    pub fn drain_alerts(&mut self) -> Vec<LiveAlert> {
+        std::mem::take(&mut self.out.live_alerts)
+    }
+
+    /// Turns off the real-time alert list (replay and benchmarks need only tables).
+    pub fn disable_live_alerts(&mut self) {
+        self.out.live_alerts_cap = 0;
+    }
+
+    /// Emits every open window (end of a replay).
+    pub fn flush_windows(&mut self) {
+        let out = &mut self.out;
+        self.windows.flush_all(&mut |w| out.window(w));
+    }
+
+    /// Appends a progress row.
+    pub fn push_progress(&mut self, row: &crate::tables::ProgressRow) {
+        let out = &mut self.out;
+        row.write(&out.stamp, &mut out.tables[TableId::Progress.index()]);
+    }
+
+    /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
+    pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
+        let min_rows = min_rows.max(1);
+        self.out
+            .tables
+            .iter_mut()
+            .filter(|t| t.rows >= min_rows)
+            .map(|t| t.take())
+            .collect()
+    }
+
+    /// Rows waiting in the largest table.
+    pub fn max_buffered_rows(&self) -> usize {
+        self.out.tables.iter().map(|t| t.rows).max().unwrap_or(0)
+    }
+}

@@ -1,0 +1,210 @@
+//! Processing one input: decode it, count it, and either record the reject
+//! or take the event's readings through the detector, the tables and the
+//! windows.
+
+use super::Pipeline;
+use crate::model::{Event, Micros, RawInput, RejectReason, SensorKind};
+use crate::pipeline::decode::unknown::{Noted, UnknownFields, MAX_TRACKED};
+use crate::pipeline::decode::Decoded;
+use crate::pipeline::detect::Observation;
+use crate::pipeline::window::Placement;
+use crate::util::time::format_rfc3339;
+use tracing::warn;
+
+impl Pipeline {
+    /// Processes one input at wall-clock time `clock`.
+    pub fn process(&mut self, input: &RawInput, clock: Micros) {
+        self.watch_clock(clock);
+        let unknown = &mut self.out.counters.unknown_fields;
+        let decoded = self.decoder.decode_with(input, clock, &mut |k, dev, name| {
+            note_unknown(unknown, k, dev, name)
+        });
+        self.apply(
+            decoded,
+            &input.source,
+            &input.payload,
+            input.received_at,
+            clock,
+            None,
+        );
+    }
+
+    /// Line `line` (1-based) of a file: as [`Pipeline::process_bytes`], and
+    /// a reject's detail starts with `line {line}: `.
+    pub fn process_line(
+        &mut self,
+        source: &str,
+        hint: Option<SensorKind>,
+        payload: &[u8],
+        line: u64,
+        received_at: Micros,
+        clock: Micros,
+    ) {
+        let decoded = self.decode_bytes(payload, hint, clock);
+        self.apply(decoded, source, payload, received_at, clock, Some(line));
+    }
+
+    /// Processes one line of bytes from `source` (no allocation for the input).
+    pub fn process_bytes(
+        &mut self,
+        source: &str,
+        hint: Option<SensorKind>,
+        payload: &[u8],
+        received_at: Micros,
+        clock: Micros,
+    ) {
+        let decoded = self.decode_bytes(payload, hint, clock);
+        self.apply(decoded, source, payload, received_at, clock, None);
+    }
+
+    fn decode_bytes(&mut self, payload: &[u8], hint: Option<SensorKind>, clock: Micros) -> Decoded {
+        self.watch_clock(clock);
+        let unknown = &mut self.out.counters.unknown_fields;
+        self.decoder
+            .decode_bytes_with(payload, hint, clock, &mut |k, dev, name| {
+                note_unknown(unknown, k, dev, name)
+            })
+    }
+
+    fn apply(
+        &mut self,
+        d: Decoded,
+        source: &str,
+        payload: &[u8],
+        received_at: Micros,
+        clock: Micros,
+        line: Option<u64>,
+    ) {
+        match d {
+            Decoded::Skip => {}
+            Decoded::Reject(mut r) => {
+                if let Some(n) = line {
+                    r.detail = format!("line {n}: {}", r.detail);
+                }
+                self.reject_input(source, r.reason, &r.detail, payload, received_at);
+            }
+            Decoded::Event(e) => {
+                self.out.counters.input_rows += 1;
+                if !self.clock.synced {
+                    self.out.counters.clock_unsynced_events += 1;
+                }
+                self.accept(&e, received_at, clock);
+            }
+        }
+    }
+
+    /// Records a rejected input: the decoder's, or one that a source
+    /// rejected itself (an overlong line).
+    pub fn reject_input(
+        &mut self,
+        source: &str,
+        reason: RejectReason,
+        detail: &str,
+        payload: &[u8],
+        at: Micros,
+    ) {
+        self.out.counters.input_rows += 1;
+        self.out.counters.rejected[reason as usize] += 1;
+        self.out
+            .reject(source, reason, detail, payload, self.max_event_bytes, at);
+    }
+
+    /// An accepted event: each reading through the detector, the new ones
+    /// (not duplicates) to `raw` or `late`, and to their window unless late.
+    fn accept(&mut self, e: &Event, received_at: Micros, clock: Micros) {
+        self.out.counters.accepted += 1;
+        self.detector.advance(e.event_time);
+        let late = self.windows.lateness(e.sensor, e.event_time);
+        let mut nondup = std::mem::take(&mut self.nondup);
+        nondup.clear();
+        for &(i, x) in &e.values {
+            if self.observe(e, i, x, clock) {
+                nondup.push((i, x));
+            }
+        }
+        self.out.counters.readings += nondup.len() as u64;
+        self.out.readings(e, &nondup, received_at, late, self.raw);
+        if late.is_none()
+            && !nondup.is_empty()
+            && self.windows.add(e, &nondup) == Placement::Dropped
+        {
+            self.out.counters.window_drops += 1;
+        }
+        self.nondup = nondup;
+        self.out.counters.evictions = self.detector.counters().evictions;
+        let out = &mut self.out;
+        self.windows
+            .advance(e.sensor, e.event_time, &mut |w| out.window(w));
+    }
+
+    /// Reading `i` (value `x`) of `e` through the detector, writing an alert
+    /// if it is one; `false` for a duplicate.
+    fn observe(&mut self, e: &Event, i: u8, x: f64, clock: Micros) -> bool {
+        let metric = e.metric_name(i);
+        match self
+            .detector
+            .observe(e.sensor, &e.device_id, metric, e.event_time, x)
+        {
+            Observation::Duplicate { stored } => {
+                self.duplicate(e, metric, stored, x, clock);
+                false
+            }
+            Observation::Normal => true,
+            Observation::Alert { z_score, baseline } => {
+                self.out.alert(e, metric, x, z_score, baseline, clock);
+                true
+            }
+        }
+    }
+
+    /// Counts a duplicate reading; one whose value differs from the reading
+    /// kept is a conflict, and says so (rate-limited).
+    fn duplicate(&mut self, e: &Event, metric: &str, stored: f64, x: f64, clock: Micros) {
+        self.out.counters.duplicate_rows += 1;
+        // Not `to_bits`: 0.0 and -0.0 are the same reading.
+        if stored == x {
+            return;
+        }
+        self.out.counters.duplicate_conflicts += 1;
+        if let Some(not_logged) = self.conflict_log.allow(clock) {
+            warn!(
+                sensor = %e.sensor,
+                device = %e.device_id,
+                metric,
+                at = %format_rfc3339(e.event_time),
+                kept = stored,
+                ignored = x,
+                not_logged,
+                "A reading with the same key and event time as an earlier one has another value: \
+                 the first is kept. Two devices with one id, or a device clock repeating times? \
+                 Counted in pitchside_duplicate_conflicts_total."
+            );
+        }
+    }
+}
+
+/// Counts an unknown numeric field; the first time a name is seen, says so.
+fn note_unknown(u: &mut UnknownFields, sensor: SensorKind, device: &str, name: &str) {
+    match u.note(sensor, name) {
+        Noted::Again => {}
+        Noted::First => {
+            let known = match sensor {
+                SensorKind::Generic => "value".to_string(),
+                k => k.metrics().join(", "),
+            };
+            warn!(
+                field = ?name,
+                device,
+                "Numeric field ignored: not a {sensor} field (a misspelled metric? {sensor} \
+                 metrics are {known}). Its events are accepted without it; counted in \
+                 pitchside_unknown_fields_total."
+            );
+        }
+        Noted::Overflow => warn!(
+            field = ?name,
+            device,
+            "More than {MAX_TRACKED} distinct unknown numeric fields: later ones are counted \
+             as field=\"other\" and not logged."
+        ),
+    }
+}

@@ -1,0 +1,45 @@
+//! The stage's checkpoint: detector, windows, fatigue and downtime, sealed
+//! by `state::checkpoint`; and downtime learnt at start-up.
+
+use super::Pipeline;
+use crate::model::Micros;
+use crate::util::codec::{Dec, DecodeError, Enc};
+
+impl Pipeline {
+    /// The state to checkpoint (detector, windows, fatigue, downtime) as a
+    /// body for [`crate::util::codec::Dec`], with the first journal
+    /// generation whose inputs it does not include.
+    pub fn snapshot(&self, journal_generation: u64) -> Vec<u8> {
+        let mut e = Enc::default();
+        e.u64(journal_generation);
+        self.detector.save(&mut e);
+        self.windows.save(&mut e);
+        self.out.fatigue.save(&mut e);
+        self.out.downtime.save(&mut e);
+        e.0
+    }
+
+    /// Restores a checkpoint's body into this fresh pipeline; returns the
+    /// journal generation to replay from.
+    pub fn restore(&mut self, body: &[u8]) -> Result<u64, DecodeError> {
+        let mut d = Dec::new(body);
+        let journal_generation = d.u64()?;
+        self.detector.load(&mut d)?;
+        self.windows.load(&mut d)?;
+        self.out.fatigue.load(&mut d)?;
+        // Checkpoints of older builds end here.
+        if !d.finished() {
+            self.out.downtime.load(&mut d)?;
+        }
+        if !d.finished() {
+            return Err(DecodeError("trailing bytes"));
+        }
+        Ok(journal_generation)
+    }
+
+    /// Records that the gateway was not running from `from` to `to` (wall
+    /// clock, µs): windows overlapping it get `gateway_downtime_ms`.
+    pub fn add_downtime(&mut self, from: Micros, to: Micros) {
+        self.out.downtime.add(from, to);
+    }
+}
