@@ -52,17 +52,16 @@ impl Store {
             return Ok(s);
         }
         let http = client::Http::new(timeout);
-        let (inner, prefix) = if let Some(rest) = url.strip_prefix("s3://") {
-            s3::open(url, rest, &o.s3.clone().unwrap_or_default(), http)?
-        } else if let Some(rest) = url.strip_prefix("az://") {
-            azure::open(url, rest, &o.azure.clone().unwrap_or_default(), http)?
-        } else if let Some(rest) = url.strip_prefix("gs://") {
-            gcs::open(url, rest, &o.gcs.clone().unwrap_or_default(), http)?
-        } else {
-            return Err(config_error(
+        let (scheme, rest) = url.split_once("://").unwrap_or_default();
+        let (bucket, prefix) = client::bucket_and_prefix(rest);
+        let inner = match scheme {
+            "s3" => s3::open(url, bucket, &o.s3.clone().unwrap_or_default(), http)?,
+            "az" => azure::open(url, bucket, &o.azure.clone().unwrap_or_default(), http)?,
+            "gs" => gcs::open(url, bucket, &o.gcs.clone().unwrap_or_default(), http)?,
+            _ => return Err(config_error(
                 url,
                 "use file:///path, s3://bucket/prefix, az://container/prefix or gs://bucket/prefix",
-            ));
+            )),
         };
         Ok(Store {
             url: url.to_string(),

@@ -1,6 +1,6 @@
 //! `az://container/prefix`: Azure Blob Storage and Azurite (`output.azure`).
 
-use super::client::{backend, bucket_and_prefix, read_secret, require_credentials, Backend, Http};
+use super::client::{built, read_secret, require_credentials, Built, Http};
 use super::error::StoreError;
 use crate::config::AzureSection;
 use object_store::azure::{AzureConfigKey as K, MicrosoftAzureBuilder};
@@ -8,15 +8,13 @@ use object_store::azure::{AzureConfigKey as K, MicrosoftAzureBuilder};
 /// How credentials may be given, for the error when none are.
 const CREDENTIALS: &str = "no credentials for this Azure store: set AZURE_STORAGE_ACCOUNT_KEY (or AZURE_STORAGE_SAS_TOKEN, or a service principal: AZURE_CLIENT_ID, AZURE_CLIENT_SECRET and AZURE_TENANT_ID) in the service's environment, or name a file holding the account key with output.azure.access_key_file; on an Azure VM with a managed identity, set output.azure.credentials = \"instance\"";
 
-/// The Azure store at `url` (`rest` is what follows `az://`), configured
-/// from the environment, then `output.azure`.
+/// The Azure store of `url`, configured from the environment, then `output.azure`.
 pub(super) fn open(
     url: &str,
-    rest: &str,
+    container: String,
     s: &AzureSection,
     http: Http,
-) -> Result<Backend, StoreError> {
-    let (container, prefix) = bucket_and_prefix(rest);
+) -> Result<Built, StoreError> {
     let mut b = MicrosoftAzureBuilder::from_env()
         .with_container_name(container)
         .with_retry(http.retry)
@@ -32,7 +30,7 @@ pub(super) fn open(
         b = b.with_access_key(k);
     }
     require_credentials(url, &s.credentials, has_credentials(&b), CREDENTIALS)?;
-    backend(url, b.build(), prefix)
+    built(url, b.build())
 }
 
 fn has_credentials(b: &MicrosoftAzureBuilder) -> bool {

@@ -7,8 +7,8 @@ use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A built cloud store and the key prefix from its URL.
-pub(super) type Backend = (Arc<dyn ObjectStore>, String);
+/// A cloud store as its builder made it.
+pub(super) type Built = Arc<dyn ObjectStore>;
 
 /// The HTTP client settings and retry policy every cloud store gets.
 ///
@@ -79,13 +79,12 @@ pub(super) fn require_credentials(
 }
 
 /// What a backend's builder made, or why it could not (a config error).
-pub(super) fn backend<S: ObjectStore>(
+pub(super) fn built<S: ObjectStore>(
     url: &str,
-    built: Result<S, object_store::Error>,
-    prefix: String,
-) -> Result<Backend, StoreError> {
-    let store = built.map_err(|e| config_error(url, e))?;
-    Ok((Arc::new(store), prefix))
+    build: Result<S, object_store::Error>,
+) -> Result<Built, StoreError> {
+    let store = build.map_err(|e| config_error(url, e))?;
+    Ok(Arc::new(store))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `gs://bucket/prefix`: Google Cloud Storage (`output.gcs`).
 
-use super::client::{backend, bucket_and_prefix, read_secret, require_credentials, Backend, Http};
+use super::client::{built, read_secret, require_credentials, Built, Http};
 use super::error::StoreError;
 use crate::config::GcsSection;
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as K};
@@ -8,15 +8,13 @@ use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as K};
 /// How credentials may be given, for the error when none are.
 const CREDENTIALS: &str = "no credentials for this GCS store: set GOOGLE_SERVICE_ACCOUNT (the path of a service account JSON key), GOOGLE_SERVICE_ACCOUNT_KEY (the key itself) or GOOGLE_APPLICATION_CREDENTIALS in the service's environment, or name the key file with output.gcs.service_account_file; on a Compute Engine VM with a service account, set output.gcs.credentials = \"instance\"";
 
-/// The GCS store at `url` (`rest` is what follows `gs://`), configured
-/// from the environment, then `output.gcs`.
+/// The GCS store of `url`, configured from the environment, then `output.gcs`.
 pub(super) fn open(
     url: &str,
-    rest: &str,
+    bucket: String,
     s: &GcsSection,
     http: Http,
-) -> Result<Backend, StoreError> {
-    let (bucket, prefix) = bucket_and_prefix(rest);
+) -> Result<Built, StoreError> {
     let mut b = GoogleCloudStorageBuilder::from_env()
         .with_bucket_name(bucket)
         .with_retry(http.retry)
@@ -28,7 +26,7 @@ pub(super) fn open(
         b = b.with_service_account_path(&s.service_account_file);
     }
     require_credentials(url, &s.credentials, has_credentials(&b), CREDENTIALS)?;
-    backend(url, b.build(), prefix)
+    built(url, b.build())
 }
 
 fn has_credentials(b: &GoogleCloudStorageBuilder) -> bool {

@@ -1,6 +1,6 @@
 //! `s3://bucket/prefix`: Amazon S3 and S3-compatible servers (`output.s3`).
 
-use super::client::{backend, bucket_and_prefix, read_secret, require_credentials, Backend, Http};
+use super::client::{built, read_secret, require_credentials, Built, Http};
 use super::error::StoreError;
 use crate::config::S3Section;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey as K};
@@ -8,15 +8,13 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey as K};
 /// How credentials may be given, for the error when none are.
 const CREDENTIALS: &str = "no credentials for this S3 store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys) in the service's environment, or name files holding them with output.s3.access_key_id_file and output.s3.secret_access_key_file (web identity, AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN, and ECS task roles, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, work too); on an EC2 instance with an instance profile, set output.s3.credentials = \"instance\"";
 
-/// The S3 store at `url` (`rest` is what follows `s3://`), configured from
-/// the environment, then `output.s3`.
+/// The S3 store of `url`, configured from the environment, then `output.s3`.
 pub(super) fn open(
     url: &str,
-    rest: &str,
+    bucket: String,
     s: &S3Section,
     http: Http,
-) -> Result<Backend, StoreError> {
-    let (bucket, prefix) = bucket_and_prefix(rest);
+) -> Result<Built, StoreError> {
     let mut b = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
         .with_retry(http.retry)
@@ -41,7 +39,7 @@ pub(super) fn open(
         b = b.with_secret_access_key(k);
     }
     require_credentials(url, &s.credentials, has_credentials(&b), CREDENTIALS)?;
-    backend(url, b.build(), prefix)
+    built(url, b.build())
 }
 
 fn has_credentials(b: &AmazonS3Builder) -> bool {
