@@ -43,18 +43,17 @@ impl Report {
 /// Reads the files the config names and binds nothing for long; creates nothing.
 pub fn preflight(c: &Config) -> Report {
     let mut r = Report::default();
-    let f = &c.file;
-    if f.sources.simulator.is_none() && f.sources.serial.is_empty() && f.sources.mqtt.is_empty() {
+    if c.sources.simulator.is_none() && c.sources.serial.is_empty() && c.sources.mqtt.is_empty() {
         r.errors.push(NO_SOURCES.to_string());
     }
     let client_id = format!("pitchside-{}-{}", c.venue.id, c.venue.gateway_id);
-    for (i, m) in f.sources.mqtt.iter().enumerate() {
+    for (i, m) in c.sources.mqtt.iter().enumerate() {
         let key = format!("sources.mqtt[{i}].broker");
         if let Err(e) = BrokerSettings::new(&key, &m.broker, &client_id, false) {
             r.errors.push(e.to_string());
         }
     }
-    if let Some(b) = &f.alerts.mqtt {
+    if let Some(b) = &c.alerts.mqtt {
         let id = format!("{client_id}-alerts");
         if let Err(e) = BrokerSettings::new("alerts.mqtt", b, &id, true) {
             r.errors.push(e.to_string());
@@ -67,7 +66,7 @@ pub fn preflight(c: &Config) -> Report {
         // Builds the client only: no request is made.
         None => {
             let timeout = Duration::from_micros(c.output.upload_timeout.max(1) as u64);
-            if let Err(e) = Store::from_settings(&f.output, timeout) {
+            if let Err(e) = Store::from_settings(&c.file.output, timeout) {
                 r.errors.push(e.to_string());
             }
         }
@@ -77,7 +76,7 @@ pub fn preflight(c: &Config) -> Report {
     if let Some(addr) = &c.metrics.listen {
         r.errors.extend(listen_problem(addr));
     }
-    for (i, s) in f.sources.serial.iter().enumerate() {
+    for (i, s) in c.sources.serial.iter().enumerate() {
         r.warnings.extend(serial_warning(
             &format!("sources.serial[{i}].path"),
             &s.path,

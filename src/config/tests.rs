@@ -258,3 +258,60 @@ fn a_single_bracket_list_section_is_explained() {
         "{err}"
     );
 }
+
+#[test]
+fn every_section_reports_its_problems_in_the_order_of_the_sections() {
+    let text = r#"
+[venue]
+id = "V"
+gateway_id = "g"
+[detector]
+window = 1
+[windows]
+max_open_groups = 0
+[fatigue]
+k = -1.0
+[limits]
+max_future = "soon"
+[output]
+store = "file:///tmp/outbox"
+spool_dir = "/tmp/spool"
+compression = "lz4"
+[metrics]
+listen = "nohost"
+[pipeline]
+input_queue = 0
+[sources.simulator]
+rate = 0.0
+[alerts]
+queue = 0
+[log]
+level = "loud"
+"#;
+    let msg = parse(text, "test")
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string();
+    let keys = [
+        "venue.id",
+        "detector.window",
+        "windows.max_open_groups",
+        "fatigue.k",
+        "limits.max_future",
+        "output.compression",
+        "metrics.listen",
+        "pipeline.input_queue",
+        "sources.simulator.rate",
+        "alerts.queue",
+        "log.level",
+    ];
+    let at: Vec<usize> = keys
+        .iter()
+        .map(|k| {
+            msg.find(k)
+                .unwrap_or_else(|| panic!("missing {k} in:\n{msg}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{msg}");
+}

@@ -18,9 +18,10 @@ use hints::{describe, duration_hint, join, missing, size_hint, unknown, whole_hi
 use keys::{Key, Ty};
 use toml::{Table, Value};
 
-/// Checks `table` against [`ROOT`] (the keys of every section); removes every key that is unknown or of
-/// the wrong type, and returns one problem per such key and per missing
-/// required key, each starting with the key's full name.
+/// Checks `table` against [`ROOT`] (the keys of every section); removes
+/// every key that is unknown or of the wrong type, and returns one problem
+/// per such key and per missing required key, each starting with the key's
+/// full name.
 pub(super) fn check(table: &mut Table) -> Vec<String> {
     let mut out = Vec::new();
     walk("", table, ROOT, &mut out);
