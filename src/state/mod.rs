@@ -4,6 +4,7 @@
 
 pub mod checkpoint;
 pub mod downtime;
+pub mod frame;
 pub mod journal;
 pub mod stats;
 
