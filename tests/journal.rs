@@ -128,3 +128,73 @@ fn a_journal_that_fails_on_a_full_disk_comes_back_when_space_returns() {
     assert!(replayed >= 200, "{line}");
     gw.stop();
 }
+
+/// A journal file as builds before issue 11 wrote it: no header, records of
+/// `u32 length, u64 FNV-1a 64 of the body, body`.
+fn old_format_journal(lines: &[String], received_at: i64) -> Vec<u8> {
+    let fnv = |b: &[u8]| {
+        b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+            (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    let mut out = Vec::new();
+    for l in lines {
+        let mut e = pitchside::util::codec::Enc::default();
+        e.str("simulator");
+        e.u8(255); // no sensor hint
+        e.i64(received_at);
+        e.u8(0); // no framing error
+        e.bytes(l.as_bytes());
+        out.extend_from_slice(&(e.0.len() as u32).to_le_bytes());
+        out.extend_from_slice(&fnv(&e.0).to_le_bytes());
+        out.extend_from_slice(&e.0);
+    }
+    out
+}
+
+#[test]
+fn an_old_format_journal_is_replayed_at_start_up_and_gone_after_the_next_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = fast_config(dir.path(), port, "[sources.simulator]\nrate = 50\n");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
+    let mut sim = pitchside::sources::simulator::Simulator::new(&Default::default(), now);
+    let lines: Vec<String> = (0..300).map(|_| sim.next_line().0).collect();
+    let journal = dir.path().join("spool/journal");
+    std::fs::create_dir_all(&journal).unwrap();
+    let old = journal.join("000000000000.log");
+    std::fs::write(&old, old_format_journal(&lines, now)).unwrap();
+
+    let gw = Gateway::start(&cfg, port, &[]);
+    gw.log
+        .wait_for("Replayed the journal", 1, Duration::from_secs(20));
+    let line = gw
+        .log
+        .all()
+        .into_iter()
+        .find(|l| l.contains("Replayed the journal"))
+        .unwrap();
+    assert!(line.contains("inputs=300"), "{line}");
+    assert!(
+        wait_until(Duration::from_secs(20), || !old.exists()),
+        "the old file is removed once a checkpoint covers it"
+    );
+    gw.stop();
+    let logs: Vec<PathBuf> = std::fs::read_dir(&journal)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(!logs.is_empty());
+    for p in logs {
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(
+            bytes.is_empty() || bytes.starts_with(b"PSJRNL\0\0\x01\0\0\0"),
+            "{} has no header",
+            p.display()
+        );
+    }
+}
