@@ -14,6 +14,22 @@ fn checkpoint_file(dir: &Path) -> std::path::PathBuf {
 
 const SIM: &str = "[sources.simulator]\nrate = 400\nanomaly_rate = 0.01\n";
 
+/// Waits for the gateway to say it resumed, with detector keys restored.
+fn assert_resumed_with_baselines(gw: &Gateway) {
+    gw.log
+        .wait_for("Resumed from checkpoint", 1, Duration::from_secs(20));
+    let line = gw
+        .log
+        .all()
+        .into_iter()
+        .find(|l| l.contains("Resumed from checkpoint"))
+        .unwrap();
+    assert!(
+        line.contains("keys=") && !line.contains("keys=0 "),
+        "{line}"
+    );
+}
+
 #[test]
 fn restart_resumes_baselines_from_the_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
@@ -28,18 +44,7 @@ fn restart_resumes_baselines_from_the_checkpoint() {
     gw.stop();
 
     let gw = Gateway::start(&cfg, port, &[]);
-    gw.log
-        .wait_for("Resumed from checkpoint", 1, Duration::from_secs(20));
-    let line = gw
-        .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("Resumed from checkpoint"))
-        .unwrap();
-    assert!(
-        line.contains("keys=") && !line.contains("keys=0 "),
-        "{line}"
-    );
+    assert_resumed_with_baselines(&gw);
     gw.stop();
 }
 
@@ -91,6 +96,29 @@ fn seal_v1(body: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+fn a_version_1_checkpoint_opens_and_damage_in_it_is_refused() {
+    use pitchside::state::checkpoint::{open, path, read, seal, write};
+    let old = seal_v1(b"baselines");
+    assert_eq!(open(&old).unwrap(), b"baselines");
+    let mut flipped = old.clone();
+    flipped[20] ^= 1;
+    assert!(open(&flipped).unwrap_err().contains("checksum"));
+    assert!(open(&old[..old.len() - 1])
+        .unwrap_err()
+        .contains("truncated"));
+
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &old).unwrap();
+    let body = read(dir.path()).unwrap().unwrap();
+    assert_eq!(body, b"baselines");
+    write(dir.path(), &seal(&body)).unwrap();
+    let new = std::fs::read(path(dir.path())).unwrap();
+    assert_eq!(&new[8..12], &2u32.to_le_bytes(), "version 2");
+    assert_eq!(new.len(), 24 + body.len());
+    assert_eq!(open(&new).unwrap(), b"baselines");
+}
+
+#[test]
 fn a_version_1_checkpoint_is_resumed_after_an_upgrade_and_the_next_is_version_2() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
@@ -103,18 +131,7 @@ fn a_version_1_checkpoint_is_resumed_after_an_upgrade_and_the_next_is_version_2(
     std::fs::write(checkpoint_file(dir.path()), seal_v1(body)).unwrap();
 
     let gw = Gateway::start(&cfg, port, &[]);
-    gw.log
-        .wait_for("Resumed from checkpoint", 1, Duration::from_secs(20));
-    let line = gw
-        .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("Resumed from checkpoint"))
-        .unwrap();
-    assert!(
-        line.contains("keys=") && !line.contains("keys=0 "),
-        "{line}"
-    );
+    assert_resumed_with_baselines(&gw);
     let version = || {
         std::fs::read(checkpoint_file(dir.path()))
             .ok()

@@ -169,42 +169,6 @@ mod tests {
         assert!(open(b"PSCKPT").is_err());
     }
 
-    /// A checkpoint sealed as builds before issue 11 did: version 1, body
-    /// length `u64`, FNV-1a 64 `u64`, body.
-    fn seal_v1(body: &[u8]) -> Vec<u8> {
-        let fnv = body.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
-            (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-        let mut out = b"PSCKPT\0\0".to_vec();
-        out.extend_from_slice(&1u32.to_le_bytes());
-        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        out.extend_from_slice(&fnv.to_le_bytes());
-        out.extend_from_slice(body);
-        out
-    }
-
-    #[test]
-    fn a_version_1_checkpoint_is_still_read_and_the_next_is_version_2() {
-        let old = seal_v1(b"baselines");
-        assert_eq!(open(&old).unwrap(), b"baselines");
-        let mut flipped = old.clone();
-        flipped[20] ^= 1;
-        assert!(open(&flipped).unwrap_err().contains("checksum"));
-        assert!(open(&old[..old.len() - 1])
-            .unwrap_err()
-            .contains("truncated"));
-
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &old).unwrap();
-        let body = read(dir.path()).unwrap().unwrap();
-        assert_eq!(body, b"baselines");
-        write(dir.path(), &seal(&body)).unwrap();
-        let new = std::fs::read(path(dir.path())).unwrap();
-        assert_eq!(&new[8..12], &2u32.to_le_bytes());
-        assert_eq!(new.len(), 24 + body.len());
-        assert_eq!(&new[20..24], &crc32fast::hash(b"baselines").to_le_bytes());
-    }
-
     #[test]
     fn an_unusable_checkpoint_is_set_aside() {
         let dir = tempfile::tempdir().unwrap();

@@ -4,6 +4,7 @@
 
 use super::{dir, generations, replay, Journal, JournalError};
 use crate::model::RawInput;
+use crate::state::StateStats;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
@@ -37,7 +38,7 @@ pub struct Recorder {
     recovering: bool,
     /// Inputs appended since the last successful fsync.
     unsynced_inputs: u64,
-    stats: std::sync::Arc<crate::state::StateStats>,
+    stats: std::sync::Arc<StateStats>,
 }
 
 impl Recorder {
@@ -48,7 +49,7 @@ impl Recorder {
         spool_dir: &Path,
         from: u64,
         sync_interval: std::time::Duration,
-        stats: std::sync::Arc<crate::state::StateStats>,
+        stats: std::sync::Arc<StateStats>,
         each: impl FnMut(RawInput),
     ) -> (Recorder, u64) {
         let dir = dir(spool_dir);

@@ -1,13 +1,9 @@
-//! The journal end to end: written, replayed, rotated and removed, in this
-//! format and the one before.
+//! The journal end to end: written, replayed, rotated and removed; torn and
+//! damaged files. (The format before, headerless files, is tested in
+//! `tests/journal.rs`, with files made the old way.)
 
 use super::*;
 use crate::model::{FramingError, RawInput, SensorKind};
-use crate::state::StateStats;
-use crate::util::codec::Enc;
-use std::fs::OpenOptions;
-use std::sync::Arc;
-use std::time::Duration;
 
 fn input(i: u32) -> RawInput {
     RawInput {
@@ -40,6 +36,16 @@ fn collect(dir: &Path, from: u64) -> (Vec<String>, u64) {
     (v, next)
 }
 
+/// Generation `gen` of `dir` with inputs `range` in this build's format.
+fn written(dir: &Path, gen: u64, range: std::ops::Range<u32>) -> Vec<u8> {
+    let mut j = Journal::open(dir, gen).unwrap();
+    for i in range {
+        j.append(&input(i)).unwrap();
+    }
+    j.sync().unwrap();
+    fs::read(file_of(dir, gen)).unwrap()
+}
+
 #[test]
 fn inputs_come_back_in_order_across_generations() {
     let dir = tempfile::tempdir().unwrap();
@@ -65,33 +71,16 @@ fn inputs_come_back_in_order_across_generations() {
 #[test]
 fn a_torn_last_record_ends_replay_without_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let mut j = Journal::open(dir.path(), 0).unwrap();
-    for i in 0..3 {
-        j.append(&input(i)).unwrap();
-    }
-    j.sync().unwrap();
-    let path = file_of(dir.path(), 0);
-    let len = fs::metadata(&path).unwrap().len();
-    OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_len(len - 3)
-        .unwrap();
+    let bytes = written(dir.path(), 0, 0..3);
+    fs::write(file_of(dir.path(), 0), &bytes[..bytes.len() - 3]).unwrap();
     assert_eq!(collect(dir.path(), 0).0.len(), 2);
 }
 
 #[test]
 fn a_damaged_record_ends_that_files_replay_and_later_files_still_count() {
     let dir = tempfile::tempdir().unwrap();
-    let mut j = Journal::open(dir.path(), 0).unwrap();
-    for i in 0..3 {
-        j.append(&input(i)).unwrap();
-    }
-    assert_eq!(j.rotate().unwrap(), 1);
-    j.append(&input(3)).unwrap();
-    j.sync().unwrap();
-    let mut bytes = fs::read(file_of(dir.path(), 0)).unwrap();
+    let mut bytes = written(dir.path(), 0, 0..3);
+    written(dir.path(), 1, 3..4);
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
     fs::write(file_of(dir.path(), 0), &bytes).unwrap();
@@ -99,16 +88,6 @@ fn a_damaged_record_ends_that_files_replay_and_later_files_still_count() {
     assert_eq!(all.len(), 3, "{all:?}");
     assert!(all[2].contains("TooLarge"));
     assert_eq!(next, 2);
-}
-
-/// Generation `gen` of `dir` with inputs `range` in this build's format.
-fn written(dir: &Path, gen: u64, range: std::ops::Range<u32>) -> Vec<u8> {
-    let mut j = Journal::open(dir, gen).unwrap();
-    for i in range {
-        j.append(&input(i)).unwrap();
-    }
-    j.sync().unwrap();
-    fs::read(file_of(dir, gen)).unwrap()
 }
 
 #[test]
@@ -128,76 +107,4 @@ fn a_damaged_header_ends_that_files_replay_like_a_torn_record() {
     assert_eq!(all.len(), 2, "only the intact file: {all:?}");
     assert!(all[0].contains("TooLarge"));
     assert_eq!(next, 5);
-}
-
-/// Records as builds before issue 11 wrote them: no header, each
-/// `u32 length, u64 FNV-1a 64 of the body, body`.
-fn old_format(range: std::ops::Range<u32>) -> Vec<u8> {
-    let fnv = |b: &[u8]| {
-        b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
-            (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
-        })
-    };
-    let mut out = Vec::new();
-    for i in range {
-        let mut e = Enc::default();
-        format::encode(&mut e, &input(i));
-        out.extend_from_slice(&(e.0.len() as u32).to_le_bytes());
-        out.extend_from_slice(&fnv(&e.0).to_le_bytes());
-        out.extend_from_slice(&e.0);
-    }
-    out
-}
-
-#[test]
-fn an_old_format_file_is_replayed_as_before_and_also_stops_at_damage() {
-    let new = tempfile::tempdir().unwrap();
-    written(new.path(), 0, 0..6);
-    let old = tempfile::tempdir().unwrap();
-    let mut bytes = old_format(0..6);
-    fs::write(file_of(old.path(), 0), &bytes).unwrap();
-    assert_eq!(collect(old.path(), 0), collect(new.path(), 0));
-    assert_eq!(collect(old.path(), 0).0.len(), 6);
-    let len = bytes.len();
-    fs::write(file_of(old.path(), 0), &bytes[..len - 2]).unwrap();
-    assert_eq!(collect(old.path(), 0).0.len(), 5);
-    bytes[len - 1] ^= 1;
-    fs::write(file_of(old.path(), 0), &bytes).unwrap();
-    assert_eq!(collect(old.path(), 0).0.len(), 5);
-}
-
-#[test]
-fn an_old_format_file_is_replayed_once_then_removed_after_the_next_checkpoint() {
-    let spool = tempfile::tempdir().unwrap();
-    let journal = dir(spool.path());
-    fs::create_dir_all(&journal).unwrap();
-    fs::write(file_of(&journal, 0), old_format(0..4)).unwrap();
-    let stats = Arc::new(StateStats::default());
-    let mut seen = Vec::new();
-    let (mut r, replayed) = Recorder::start(
-        spool.path(),
-        0,
-        Duration::from_millis(10),
-        stats.clone(),
-        |i| seen.push(i.received_at),
-    );
-    assert_eq!((replayed, seen), (4, vec![0, 1, 2, 3]));
-    r.record(&mut input(4));
-    r.commit(true);
-    let new = fs::read(file_of(&journal, 1)).unwrap();
-    assert_eq!(&new[..8], b"PSJRNL\0\0");
-    assert_eq!(&new[8..12], &VERSION.to_le_bytes());
-    // A checkpoint taken now replays from the generation rotate() returns;
-    // once it is durable, everything before goes.
-    let from = r.rotate();
-    assert_eq!(from, 2);
-    remove_before(&journal, from);
-    assert_eq!(generations(&journal), vec![2]);
-    assert_eq!(collect(&journal, from).0.len(), 0);
-    assert_eq!(
-        stats
-            .journal_failures
-            .load(std::sync::atomic::Ordering::Relaxed),
-        0
-    );
 }
