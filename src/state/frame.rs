@@ -166,6 +166,34 @@ impl Framing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_bytes_read_as_a_frame_or_refused_never_a_panic(
+            bytes in prop::collection::vec(any::<u8>(), 0..48)
+        ) {
+            for framing in [&CURRENT, &LEGACY_CHECKPOINT, &LEGACY_JOURNAL] {
+                if let Ok((body, rest)) = framing.split(&bytes) {
+                    prop_assert_eq!(framing.head_len() + body.len() + rest.len(), bytes.len());
+                }
+            }
+            let _ = header(&bytes, b"PSTEST\0\0");
+        }
+
+        #[test]
+        fn every_body_comes_back_from_its_frame(
+            body in prop::collection::vec(any::<u8>(), 0..300),
+            cut in 0usize..312,
+        ) {
+            let mut out = Vec::new();
+            CURRENT.put(&mut out, &body);
+            prop_assert_eq!(CURRENT.split(&out), Ok((&body[..], &[][..])));
+            if cut < out.len() {
+                prop_assert!(CURRENT.split(&out[..cut]).is_err());
+            }
+        }
+    }
 
     #[test]
     fn crc32_is_the_ieee_check_value() {
