@@ -31,8 +31,10 @@ pub struct MetricsSnapshot {
     pub lost_rows_total: [u64; crate::tables::TableId::ALL.len()],
     /// Spool files that vanished before upload.
     pub vanished_files_total: u64,
-    /// Serial, MQTT and alert-output counters (live atomics).
+    /// Serial and MQTT counters (live atomics).
     pub sources: Arc<crate::sources::SourceStats>,
+    /// Alert-output counters (live atomics).
+    pub alerts: Arc<crate::sinks::alerts::AlertStats>,
     /// Since when (µs) spool writes have been failing; 0 when they work.
     pub spool_failing_since: i64,
     /// How long a source may be down or the spool unwritable before
@@ -240,7 +242,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
         "Journal open, write, fsync, rotation and start-up read failures.",
         s.journal_failures_total,
     );
-    sources(&mut o, &s.sources);
+    sources(&mut o, &s.sources, &s.alerts);
     gauge(
         &mut o,
         "pitchside_input_rows_per_second",
@@ -319,7 +321,8 @@ fn label_value(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
-fn sources(o: &mut String, s: &crate::sources::SourceStats) {
+fn sources(o: &mut String, s: &crate::sources::SourceStats, a: &crate::sinks::alerts::AlertStats) {
+    use crate::sinks::alerts::AlertStats as A;
     use crate::sources::SourceStats as S;
     let figures = [
         (
@@ -356,25 +359,25 @@ fn sources(o: &mut String, s: &crate::sources::SourceStats) {
             "pitchside_alerts_published_total",
             "counter",
             "Alerts acknowledged by the alert broker.",
-            S::get(&s.alerts_published),
+            A::get(&a.published),
         ),
         (
             "pitchside_alerts_dropped_total",
             "counter",
             "Alerts dropped from the MQTT output (queue full).",
-            S::get(&s.alerts_dropped),
+            A::get(&a.dropped),
         ),
         (
             "pitchside_alerts_disconnects_total",
             "counter",
             "Alert output connections lost.",
-            S::get(&s.alerts_disconnects),
+            A::get(&a.disconnects),
         ),
         (
             "pitchside_alerts_queued",
             "gauge",
             "Alerts waiting for the alert broker.",
-            S::get(&s.alerts_queued),
+            A::get(&a.queued),
         ),
     ];
     for (name, kind, help, v) in figures {
