@@ -124,31 +124,29 @@ pub(super) mod tests {
         })
     }
 
-    fn keys(m: &Message) -> BTreeSet<String> {
+    /// `a` rendered under "site/alerts": its topic and JSON, whose keys
+    /// must be the columns of `table`.
+    fn rendered(a: LiveAlert, table: TableId) -> (String, serde_json::Value) {
+        let m = Message::render("site/alerts", &origin(), a);
         let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap();
-        v.as_object().unwrap().keys().cloned().collect()
-    }
-
-    fn columns(t: TableId) -> BTreeSet<String> {
-        t.columns().iter().map(|c| c.name.clone()).collect()
+        let keys: BTreeSet<String> = v.as_object().unwrap().keys().cloned().collect();
+        let columns: BTreeSet<String> = table.columns().iter().map(|c| c.name.clone()).collect();
+        assert_eq!(keys, columns);
+        (m.topic, v)
     }
 
     #[test]
     fn zscore_alert_json_has_the_alerts_table_columns_and_its_topic() {
-        let m = Message::render("site/alerts", &origin(), zscore());
-        assert_eq!(m.topic, "site/alerts/generic/env-1");
-        assert_eq!(keys(&m), columns(TableId::Alerts));
-        let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap();
+        let (topic, v) = rendered(zscore(), TableId::Alerts);
+        assert_eq!(topic, "site/alerts/generic/env-1");
         assert_eq!(v["event_time"], "2025-11-29T19:30:00.250000Z");
         assert_eq!(v["baseline_count"], 25);
     }
 
     #[test]
     fn fatigue_alert_json_has_the_fatigue_table_columns_and_its_topic() {
-        let m = Message::render("site/alerts", &origin(), fatigue());
-        assert_eq!(m.topic, "site/alerts/fatigue/7");
-        assert_eq!(keys(&m), columns(TableId::FatigueAlerts));
-        let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap();
+        let (topic, v) = rendered(fatigue(), TableId::FatigueAlerts);
+        assert_eq!(topic, "site/alerts/fatigue/7");
         assert!(v["player_name"].is_null());
         assert_eq!(v["venue_id"], "v");
     }

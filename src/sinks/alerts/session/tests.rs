@@ -34,6 +34,15 @@ fn published(s: &mut Session) -> Vec<String> {
     out
 }
 
+/// Connected with a window of two: "a" and "b" handed out, "c" queued.
+fn two_in_flight() -> Session {
+    let mut s = session(10, WhenFull::DropOldest, 2);
+    s.on_event(Input::Connected);
+    queue(&mut s, &["a", "b", "c"]);
+    assert_eq!(published(&mut s), ["a", "b"]);
+    s
+}
+
 fn lost(s: &mut Session) -> Option<Action> {
     s.on_event(Input::Lost {
         severity: Severity::Transient,
@@ -52,10 +61,7 @@ fn nothing_goes_out_before_the_broker_accepts_the_connection() {
 
 #[test]
 fn at_most_max_inflight_alerts_wait_for_an_ack_and_an_ack_makes_room() {
-    let mut s = session(10, WhenFull::DropOldest, 2);
-    s.on_event(Input::Connected);
-    queue(&mut s, &["a", "b", "c"]);
-    assert_eq!(published(&mut s), ["a", "b"]);
+    let mut s = two_in_flight();
     s.on_event(Input::PublishSent(1));
     s.on_event(Input::PublishSent(2));
     s.on_event(Input::PubAck(2));
@@ -68,10 +74,7 @@ fn at_most_max_inflight_alerts_wait_for_an_ack_and_an_ack_makes_room() {
 
 #[test]
 fn a_reconnect_sends_the_unacknowledged_window_again_before_the_queue() {
-    let mut s = session(10, WhenFull::DropOldest, 2);
-    s.on_event(Input::Connected);
-    queue(&mut s, &["a", "b", "c"]);
-    assert_eq!(published(&mut s), ["a", "b"]);
+    let mut s = two_in_flight();
     s.on_event(Input::PublishSent(1));
     assert!(matches!(lost(&mut s), Some(Action::Wait(_))));
     assert_eq!(AlertStats::get(&s.stats.disconnects), 1);
