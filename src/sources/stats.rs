@@ -32,11 +32,6 @@ impl SourceStats {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Sets a gauge.
-    pub fn set(gauge: &AtomicU64, v: u64) {
-        gauge.store(v, Ordering::Relaxed);
-    }
-
     /// Reads a counter.
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
