@@ -238,3 +238,30 @@ impl SerialSource {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_the_full_pipeline_queue_cannot_take_are_held_up_to_max_held_then_dropped() {
+        let settings = SerialSettings {
+            path: "/dev/ttyTEST".into(),
+            baud: 9600,
+            data_bits: DataBits::Eight,
+            parity: Parity::None,
+            stop_bits: StopBits::One,
+            sensor: None,
+            max_line: 64,
+            max_held: 2,
+        };
+        let (tx, mut rx) = mpsc::channel(1);
+        let stats = Arc::new(SourceStats::default());
+        let mut source = SerialSource::new(settings, tx, stats.clone());
+        source.frame(b"a\nb\nc\nd\n");
+        assert_eq!(rx.try_recv().unwrap().payload, b"a");
+        let held: Vec<&[u8]> = source.held.iter().map(|i| &i.payload[..]).collect();
+        assert_eq!(held, [b"b", b"c"]);
+        assert_eq!(SourceStats::get(&stats.serial_dropped), 1);
+    }
+}
