@@ -83,7 +83,7 @@ impl AlertPublisher {
             mut out,
             mut eventloop,
         } = self;
-        let prefix = out.session.settings().prefix.clone();
+        let prefix = &out.session.settings().prefix;
         info!(broker = %out.addr, prefix = %prefix, "MQTT alert output connecting.");
         loop {
             if out.deadline.is_some() && out.session.is_idle() {
