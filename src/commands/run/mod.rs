@@ -9,7 +9,7 @@ use crate::config::reload::Reloadable;
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::mqtt::conn::BrokerSettings;
-use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSettings};
+use crate::sinks::alerts::{AlertPublisher, AlertSettings, AlertStats};
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::spool_queue::{lock, SpoolQueue};
 use crate::sinks::store::Store;
@@ -159,8 +159,10 @@ pub async fn run_with(
         tracker.spawn(simulator_source(sim, input_tx.clone(), shutdown.clone()));
     }
     let source_stats = Arc::new(SourceStats::default());
+    let alert_stats = Arc::new(AlertStats::default());
     if let Ok(mut g) = snapshot.lock() {
         g.sources = source_stats.clone();
+        g.alerts = alert_stats.clone();
         g.health_grace = config.metrics.health_grace;
     }
     for s in &config.sources.serial {
@@ -182,7 +184,7 @@ pub async fn run_with(
         return Err(AppError::NoSources);
     }
     let (alert_settings_tx, alert_settings_rx) =
-        tokio::sync::watch::channel(AlertSettings::from_section(&config.alerts));
+        tokio::sync::watch::channel(AlertSettings::from_config(&config.alerts));
     let alert_out = match &config.alerts.mqtt {
         Some(b) => {
             let id = format!("{client_id}-alerts");
@@ -192,7 +194,7 @@ pub async fn run_with(
                 broker,
                 &config.venue.id,
                 &config.venue.gateway_id,
-                source_stats.clone(),
+                alert_stats,
             );
             tracker.spawn(publisher.with_reload(alert_settings_rx).run(rx));
             Some(sender)
@@ -453,7 +455,7 @@ fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloa
     to.pipeline
         .send_replace(Arc::new(Reloadable::from_config(&new)));
     to.alerts
-        .send_replace(AlertSettings::from_section(&new.alerts));
+        .send_replace(AlertSettings::from_config(&new.alerts));
     if let Ok(mut g) = to.snapshot.lock() {
         g.health_grace = new.metrics.health_grace;
     }
