@@ -11,14 +11,13 @@ use std::time::Duration;
 
 #[test]
 fn serial_lines_become_events_bad_lines_become_rejects_and_a_reopened_device_is_read_again() {
-    if !have(&["socat"]) {
-        return;
-    }
-    let rig = SerialRig::new(
+    let Some(rig) = SerialRig::with_socat(
         "ttyTEST0",
         "baud = 9600\nsensor = \"generic\"\nmax_line_bytes = 200\n",
         |c| c,
-    );
+    ) else {
+        return;
+    };
     let (mut pty, gw) = rig.start_with_device();
 
     let mut batch = generic_events("env-1", 20, None, 0.0).join("\n");
@@ -88,14 +87,13 @@ fn simulate_writes_to_a_serial_port_that_the_gateway_reads() {
 
 #[test]
 fn a_power_cut_loses_no_serial_line_older_than_the_sync_interval() {
-    if !have(&["socat"]) {
-        return;
-    }
     // Nothing reaches a Parquet file before the cut: only the journal keeps the lines.
-    let rig = SerialRig::new("ttyTEST2", "sensor = \"generic\"\n", |c| {
+    let Some(rig) = SerialRig::with_socat("ttyTEST2", "sensor = \"generic\"\n", |c| {
         c.set_str("output", "flush_interval", "1h")
             .set_str("output", "sync_interval", "100ms")
-    });
+    }) else {
+        return;
+    };
     let (mut pty, gw) = rig.start_with_device();
     let lines = generic_events("probe-1", 120, None, 0.0).join("\n") + "\n";
     pty.write(lines.as_bytes());
@@ -118,12 +116,11 @@ fn a_power_cut_loses_no_serial_line_older_than_the_sync_interval() {
 
 #[test]
 fn healthz_fails_while_a_source_is_down_and_status_says_so() {
-    if !have(&["socat"]) {
-        return;
-    }
-    let rig = SerialRig::new("ttyTEST3", "sensor = \"generic\"\n", |c| {
+    let Some(rig) = SerialRig::with_socat("ttyTEST3", "sensor = \"generic\"\n", |c| {
         c.set_str("metrics", "health_grace", "1s")
-    });
+    }) else {
+        return;
+    };
     let (tty, port) = (&rig.tty, rig.port);
     let gw = rig.start();
     // No device yet: down from the start, unhealthy after the grace period.
@@ -173,10 +170,9 @@ fn healthz_fails_while_a_source_is_down_and_status_says_so() {
 
 #[test]
 fn a_misspelled_metric_is_counted_by_name_and_the_clock_state_decides_on_future_times() {
-    if !have(&["socat"]) {
+    let Some(rig) = SerialRig::with_socat("ttyW0", "sensor = \"wearable\"\n", |c| c) else {
         return;
-    }
-    let rig = SerialRig::new("ttyW0", "sensor = \"wearable\"\n", |c| c);
+    };
     let (mut pty, gw) = rig.start_with_device();
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

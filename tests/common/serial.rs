@@ -2,7 +2,7 @@
 //! `[[sources.serial]]` section that reads one, and a gateway set up to read
 //! a port in a temp folder.
 
-use super::services::{free_port, wait_until, Gateway};
+use super::services::{free_port, have, wait_until, Gateway};
 use super::VenueConfig;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -98,6 +98,16 @@ impl SerialRig {
             port,
             cfg,
         }
+    }
+
+    /// [`SerialRig::new`] where `socat` is installed; `None` (after a loud
+    /// notice, see [`have`]) where it is not.
+    pub fn with_socat(
+        tty: &str,
+        keys: &str,
+        edit: impl FnOnce(VenueConfig) -> VenueConfig,
+    ) -> Option<SerialRig> {
+        have(&["socat"]).then(|| SerialRig::new(tty, keys, edit))
     }
 
     /// Starts the gateway (the device may not exist yet).
