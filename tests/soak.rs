@@ -54,8 +54,9 @@ fn soak_config(dir: &Path, port: u16, spool: &Path, output: &[(&str, &str)], rat
 /// A soak config fed at `rate` with its spool on a tmpfs of `size` and
 /// `output` keys set in `[output]`.
 struct SmallDiskRun {
-    dir: tempfile::TempDir,
+    // Unmounted before the folder it is mounted in is removed.
     disk: Tmpfs,
+    dir: tempfile::TempDir,
     cfg: PathBuf,
     port: u16,
 }
@@ -68,8 +69,8 @@ impl SmallDiskRun {
         let port = free_port();
         let cfg = soak_config(dir.path(), port, &disk.path().join("spool"), output, rate);
         Some(SmallDiskRun {
-            dir,
             disk,
+            dir,
             cfg,
             port,
         })
