@@ -41,14 +41,12 @@ fn bytes_under(root: &Path) -> u64 {
 /// The config of a soak run: the simulator at `rate` events/s, 1 s windows,
 /// a spool in `spool` with `output` keys set in `[output]`, metrics on `port`.
 fn soak_config(dir: &Path, port: u16, spool: &Path, output: &[(&str, &str)], rate: u32) -> PathBuf {
-    let mut c = VenueConfig::fast(dir, port)
+    VenueConfig::fast(dir, port)
         .set_str("output", "spool_dir", spool.display())
+        .set_strs("output", output)
         .set("sources.simulator", "rate", rate)
-        .set("sources.simulator", "anomaly_rate", 0.01);
-    for (k, v) in output {
-        c = c.set_str("output", k, v);
-    }
-    c.write()
+        .set("sources.simulator", "anomaly_rate", 0.01)
+        .write()
 }
 
 /// A soak config fed at `rate` with its spool on a tmpfs of `size` and

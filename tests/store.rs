@@ -159,13 +159,12 @@ fn gateway_config(
     rate: u32,
 ) -> (std::path::PathBuf, u16) {
     let port = free_port();
-    let mut c = with_store(VenueConfig::fast(dir, port), dir, server, SECRET_KEY)
+    let cfg = with_store(VenueConfig::fast(dir, port), dir, server, SECRET_KEY)
+        .set_strs("output", output)
         .set_str("metrics", "progress_interval", "500ms")
-        .set("sources.simulator", "rate", rate);
-    for (k, v) in output {
-        c = c.set_str("output", k, v);
-    }
-    (c.write(), port)
+        .set("sources.simulator", "rate", rate)
+        .write();
+    (cfg, port)
 }
 
 #[test]

@@ -72,6 +72,13 @@ impl VenueConfig {
         self.set(section, key, format!("\"{value}\""))
     }
 
+    /// Sets each (key, string value) of `pairs` in `[section]`.
+    pub fn set_strs(self, section: &str, pairs: &[(&str, &str)]) -> VenueConfig {
+        pairs
+            .iter()
+            .fold(self, |c, (k, v)| c.set_str(section, k, v))
+    }
+
     /// Appends raw TOML after the sections.
     pub fn extra(mut self, toml: &str) -> VenueConfig {
         self.extra.push_str(toml);
