@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::broker::{mqtt_source, Broker, MqttRig, PASSWORD, PASSWORD_ENV as PW_ENV, USER};
+use common::broker::{mqtt_source, Broker, MqttRig, PASSWORD, PASSWORD_ENV, USER};
 use common::services::*;
 use common::*;
 use std::path::Path;
@@ -148,7 +148,7 @@ fn messages_published_while_the_gateway_was_stopped_arrive_after_it_restarts() {
 fn wrong_password_is_a_clear_error_naming_the_broker() {
     let Some(rig) = MqttRig::new() else { return };
     let cfg = generic_config(&rig, false).write();
-    let gw = Gateway::start(&cfg, rig.metrics, &[(PW_ENV.0, "not-the-password")]);
+    let gw = Gateway::start(&cfg, rig.metrics, &[(PASSWORD_ENV.0, "not-the-password")]);
     let expected = format!(
         "ERROR MQTT broker 127.0.0.1:{} refused the connection",
         rig.broker.port
@@ -177,7 +177,11 @@ fn tls_with_the_right_ca_connects_and_a_wrong_ca_is_a_clear_error() {
             &broker_table(broker, broker.tls_port, Some(ca)),
             "topic = \"venue/#\"\n",
         );
-        let gw = Gateway::start(&fast_config(&run_dir, metrics, &extra), metrics, &[PW_ENV]);
+        let gw = Gateway::start(
+            &fast_config(&run_dir, metrics, &extra),
+            metrics,
+            &[PASSWORD_ENV],
+        );
         if ok {
             gw.log.wait_for("Connected to MQTT broker.", 1, T);
         } else {
@@ -209,8 +213,13 @@ fn simulate_publishes_to_the_broker_and_the_gateway_reads_every_event() {
             .args(["--mqtt-host", "127.0.0.1"])
             .args(["--mqtt-port", &broker.port.to_string()])
             .args(["--mqtt-topic-prefix", "sim"])
-            .args(["--mqtt-username", USER, "--mqtt-password-env", PW_ENV.0])
-            .env(PW_ENV.0, PW_ENV.1),
+            .args([
+                "--mqtt-username",
+                USER,
+                "--mqtt-password-env",
+                PASSWORD_ENV.0,
+            ])
+            .env(PASSWORD_ENV.0, PASSWORD_ENV.1),
     );
     gw.wait_metric("pitchside_input_rows_total", 500.0, T);
     gw.stop();
