@@ -190,11 +190,11 @@ fn init_logging(config: Option<&Config>) -> LevelHandle {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let level = env_log_level()
-        .or_else(|| config.map(|c| c.file.log.level.clone()))
+        .or_else(|| config.map(|c| c.log.level.clone()))
         .unwrap_or_else(|| "info".into());
     let level = parse_level(&level).unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
     let (filter, handle) = tracing_subscriber::reload::Layer::new(level);
-    let json = config.is_some_and(|c| c.file.log.format == "json");
+    let json = config.is_some_and(|c| c.log.json);
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let text = (!json).then(|| {
         tracing_subscriber::fmt::layer()
@@ -436,7 +436,7 @@ fn real_main() -> Result<std::process::ExitCode> {
                 use pitchside::commands::status::EXIT_UNREACHABLE;
                 let addr = match &config {
                     Some(p) => match load(p).and_then(|c| {
-                        c.metrics_listen.context(
+                        c.metrics.listen.context(
                             "metrics.listen is \"\" in that config: the gateway exposes no status",
                         )
                     }) {
@@ -475,7 +475,7 @@ fn real_main() -> Result<std::process::ExitCode> {
 async fn simulate(a: SimulateArgs) -> Result<()> {
     use std::io::Write;
     let mut sim_cfg = match &a.config {
-        Some(p) => load(p)?.file.sources.simulator.unwrap_or_default(),
+        Some(p) => load(p)?.sources.simulator.unwrap_or_default(),
         None => SimulatorSection::default(),
     };
     if let Some(r) = a.rate {

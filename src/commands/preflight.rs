@@ -43,50 +43,53 @@ impl Report {
 /// Reads the files the config names and binds nothing for long; creates nothing.
 pub fn preflight(c: &Config) -> Report {
     let mut r = Report::default();
-    let f = &c.file;
-    if f.sources.simulator.is_none() && f.sources.serial.is_empty() && f.sources.mqtt.is_empty() {
+    if c.sources.simulator.is_none() && c.sources.serial.is_empty() && c.sources.mqtt.is_empty() {
         r.errors.push(NO_SOURCES.to_string());
     }
-    let client_id = format!("pitchside-{}-{}", c.venue_id, c.gateway_id);
-    for (i, m) in f.sources.mqtt.iter().enumerate() {
+    let client_id = format!("pitchside-{}-{}", c.venue.id, c.venue.gateway_id);
+    for (i, m) in c.sources.mqtt.iter().enumerate() {
         let key = format!("sources.mqtt[{i}].broker");
         if let Err(e) = BrokerSettings::new(&key, &m.broker, &client_id, false) {
             r.errors.push(e.to_string());
         }
     }
-    if let Some(b) = &f.alerts.mqtt {
+    if let Some(b) = &c.alerts.mqtt {
         let id = format!("{client_id}-alerts");
         if let Err(e) = BrokerSettings::new("alerts.mqtt", b, &id, true) {
             r.errors.push(e.to_string());
         }
     }
-    match c.store.strip_prefix("file://") {
+    match c.output.store.strip_prefix("file://") {
         Some(path) => r
             .errors
             .extend(folder_problem("output.store", Path::new(path))),
         // Builds the client only: no request is made.
         None => {
-            let timeout = Duration::from_micros(c.upload_timeout.max(1) as u64);
-            if let Err(e) = Store::from_settings(&f.output, timeout) {
+            let timeout = Duration::from_micros(c.output.upload_timeout.max(1) as u64);
+            if let Err(e) = Store::from_settings(&c.file.output, timeout) {
                 r.errors.push(e.to_string());
             }
         }
     }
     r.errors
-        .extend(folder_problem("output.spool_dir", &c.spool_dir));
-    if let Some(addr) = &c.metrics_listen {
+        .extend(folder_problem("output.spool_dir", &c.output.spool_dir));
+    if let Some(addr) = &c.metrics.listen {
         r.errors.extend(listen_problem(addr));
     }
-    for (i, s) in f.sources.serial.iter().enumerate() {
+    for (i, s) in c.sources.serial.iter().enumerate() {
         r.warnings.extend(serial_warning(
             &format!("sources.serial[{i}].path"),
             &s.path,
         ));
     }
-    let (at, space) = fs_space(&c.spool_dir);
+    let (at, space) = fs_space(&c.output.spool_dir);
     if let Some(space) = space {
-        r.warnings
-            .extend(spool_fit(&at, space, c.spool_max_bytes, c.min_free_disk));
+        r.warnings.extend(spool_fit(
+            &at,
+            space,
+            c.output.spool_max_bytes,
+            c.output.min_free_disk,
+        ));
     }
     r
 }
@@ -96,7 +99,7 @@ pub fn preflight(c: &Config) -> Report {
 /// warnings; `run` fails on them with its own message).
 pub fn busy(c: &Config) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(addr) = &c.metrics_listen {
+    if let Some(addr) = &c.metrics.listen {
         if let Err(e) = std::net::TcpListener::bind(addr.as_str()) {
             if e.kind() == std::io::ErrorKind::AddrInUse {
                 out.push(format!(
@@ -105,12 +108,12 @@ pub fn busy(c: &Config) -> Vec<String> {
             }
         }
     }
-    let lock = c.spool_dir.join("lock");
+    let lock = c.output.spool_dir.join("lock");
     if let Ok(file) = std::fs::File::open(&lock) {
         if nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).is_err() {
             out.push(format!(
                 "output.spool_dir {} is in use by another pitchside process now (the running gateway?): `run` with this config fails while it is",
-                c.spool_dir.display()
+                c.output.spool_dir.display()
             ));
         }
     }

@@ -182,11 +182,11 @@ pub async fn replay(
             // Spark and delta-rs skip folders starting with '_'.
             (store, dir.join("_pitchside_spool"), true)
         }
-        None => (Store::open(config)?, config.spool_dir.clone(), false),
+        None => (Store::open(config)?, config.output.spool_dir.clone(), false),
     };
-    let mut spool = Spool::open(&spool_root, &config.venue_id, &config.gateway_id)?;
+    let mut spool = Spool::open(&spool_root, &config.venue.id, &config.venue.gateway_id)?;
     if let Some(dir) = output {
-        for (table, max) in max_seq_in_folder(dir, &config.gateway_id) {
+        for (table, max) in max_seq_in_folder(dir, &config.venue.gateway_id) {
             spool.reserve_seq(table, max + 1)?;
         }
     } else {
@@ -194,14 +194,14 @@ pub async fn replay(
     }
     let stats = Arc::new(UploadStats::default());
     let pending = spool.pending()?;
-    let mut writer = TableWriter::new(spool, config.snappy, config.max_rows_per_file);
+    let mut writer = TableWriter::new(spool, config.output.snappy, config.output.max_rows_per_file);
     let row_group = crate::sinks::writer::row_group_rows(config);
     let mut pipeline = Pipeline::new(config, false);
     pipeline.disable_live_alerts();
 
     let started = now_micros();
     let mut progress = ProgressTracker::new(started);
-    let mut framer = LineFramer::new(config.max_event_bytes);
+    let mut framer = LineFramer::new(config.limits.max_event_bytes);
     let mut chunk = vec![0u8; 64 * 1024];
     let mut line_no = 0u64;
     let mut files = 0u64;
@@ -264,9 +264,9 @@ pub async fn replay(
     } else {
         SpoolLimits {
             root: spool_root.clone(),
-            max_bytes: config.spool_max_bytes,
-            min_free_disk: config.min_free_disk,
-            permanent_retry: std::time::Duration::from_micros(config.permanent_retry as u64),
+            max_bytes: config.output.spool_max_bytes,
+            min_free_disk: config.output.min_free_disk,
+            permanent_retry: std::time::Duration::from_micros(config.output.permanent_retry as u64),
         }
     };
     let mut uploader = Uploader::new(store.clone(), stats.clone(), pending_all, limits);

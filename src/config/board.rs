@@ -124,7 +124,7 @@ impl Board {
     /// `memory_max`.
     pub fn check_fits(&self, c: &super::Config) -> Result<(), ConfigError> {
         let max = parse_size(&self.info.memory_max).unwrap_or(u64::MAX);
-        let state = c.max_keys as u64 * c.window as u64 * 16;
+        let state = c.detector.state_bytes();
         if state > max / 2 {
             return Err(ConfigError::Invalid {
                 problems: vec![format!(
@@ -261,8 +261,8 @@ mod tests {
         .unwrap();
         let venue = "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[detector]\nwindow = 60\n[output]\nstore = \"file:///x\"\nspool_dir = \"/y\"\n";
         let c = b.apply(venue, "v").unwrap().validate().unwrap();
-        assert_eq!(c.max_keys, 123, "board default used");
-        assert_eq!(c.window, 60, "venue wins");
+        assert_eq!(c.detector.max_keys, 123, "board default used");
+        assert_eq!(c.detector.window, 60, "venue wins");
     }
 
     #[test]

@@ -4,18 +4,53 @@
 //! serde defaults for every optional key, and is what `check-config` prints.
 //! [`ConfigFile::validate`] then checks every key, collects *every* problem
 //! with the key's name, and builds the typed [`Config`] the pipeline uses.
+//!
+//! One module per section owns its struct as parsed (`DetectorSection`), its
+//! keys for the schema walker, its `validate` and its checked form
+//! (`DetectorConfig`); [`Config`] is their composition. Sections whose
+//! consumers take them as written (`[sources.*]`, `[alerts]`) are their own
+//! checked form.
 
+pub mod alerts;
 mod board;
+pub mod broker;
+pub mod detector;
+mod error;
+pub mod fatigue;
 mod file;
+pub mod limits;
+pub mod log;
+pub mod metrics;
+pub mod output;
+pub mod pipeline;
 pub mod reload;
 mod schema;
-mod sources;
+pub mod sources;
 mod validate;
+pub mod venue;
+pub mod windows;
 
+pub use alerts::AlertsSection;
 pub use board::{detect as detect_board, load_with_board, Board, BoardInfo};
-pub use file::*;
-pub use schema::exact_size;
-pub use validate::{Config, ConfigError, MetricRange};
+pub use broker::{MqttBroker, MqttTls};
+pub use detector::{DetectorConfig, DetectorSection};
+pub use error::ConfigError;
+pub use fatigue::{FatigueConfig, FatigueSection};
+pub use file::ConfigFile;
+pub use limits::{ByteSize, LimitsConfig, LimitsSection, MetricRange, RangeEntry};
+pub use log::{LogConfig, LogSection};
+pub use metrics::{MetricsConfig, MetricsSection};
+pub use output::cloud::{default_credentials, AzureSection, GcsSection, S3Section};
+pub use output::{OutputConfig, OutputSection};
+pub use pipeline::{PipelineConfig, PipelineSection};
+pub use schema::hints::exact_size;
+pub use sources::mqtt::{MqttSourceSection, MqttSubscription};
+pub use sources::serial::SerialSection;
+pub use sources::simulator::SimulatorSection;
+pub use sources::SourcesSection;
+pub use validate::Config;
+pub use venue::{VenueConfig, VenueSection};
+pub use windows::{WindowsConfig, WindowsSection};
 
 use std::path::Path;
 

@@ -36,8 +36,8 @@ impl Reloadable {
     /// The reloadable pipeline settings of a validated config.
     pub fn from_config(c: &Config) -> Reloadable {
         Reloadable {
-            threshold: c.threshold,
-            ranges: c.ranges.clone(),
+            threshold: c.detector.threshold,
+            ranges: c.limits.ranges.clone(),
         }
     }
 }

@@ -26,21 +26,21 @@ fn every_file_in_config_dir_loads_and_validates() {
 #[test]
 fn minimal_config_gets_spec_defaults() {
     let c = parse(MINIMAL, "test").unwrap().validate().unwrap();
-    assert_eq!(c.window, 100);
-    assert_eq!(c.threshold, 3.5);
-    assert_eq!(c.min_baseline, 10);
-    assert_eq!(c.idle_timeout, 30 * 60 * 1_000_000);
-    assert_eq!(c.max_keys, 10_000);
-    assert_eq!(c.window_size, 60_000_000);
-    assert_eq!(c.watermark_delay, 30_000_000);
-    assert_eq!(c.fatigue_baseline, 3);
-    assert_eq!(c.fatigue_k, 1.5);
-    assert_eq!(c.max_event_bytes, 4096);
-    assert_eq!(c.max_future, 300_000_000);
-    assert_eq!(c.flush_interval, 60_000_000);
-    assert_eq!(c.progress_interval, 10_000_000);
-    assert!(c.raw && !c.snappy);
-    assert_eq!(c.metrics_listen.as_deref(), Some("127.0.0.1:9898"));
+    assert_eq!(c.detector.window, 100);
+    assert_eq!(c.detector.threshold, 3.5);
+    assert_eq!(c.detector.min_baseline, 10);
+    assert_eq!(c.detector.idle_timeout, 30 * 60 * 1_000_000);
+    assert_eq!(c.detector.max_keys, 10_000);
+    assert_eq!(c.windows.size, 60_000_000);
+    assert_eq!(c.windows.watermark_delay, 30_000_000);
+    assert_eq!(c.fatigue.baseline_windows, 3);
+    assert_eq!(c.fatigue.k, 1.5);
+    assert_eq!(c.limits.max_event_bytes, 4096);
+    assert_eq!(c.limits.max_future, 300_000_000);
+    assert_eq!(c.output.flush_interval, 60_000_000);
+    assert_eq!(c.metrics.progress_interval, 10_000_000);
+    assert!(c.output.raw && !c.output.snappy);
+    assert_eq!(c.metrics.listen.as_deref(), Some("127.0.0.1:9898"));
 }
 
 #[test]
@@ -85,14 +85,14 @@ fn unknown_keys_are_refused_with_their_name() {
 fn effective_config_prints_and_parses_back() {
     let c = parse(MINIMAL, "test").unwrap().validate().unwrap();
     let again = parse(&c.to_toml(), "printed").unwrap().validate().unwrap();
-    assert_eq!(again.window, c.window);
-    assert_eq!(again.store, c.store);
+    assert_eq!(again.detector.window, c.detector.window);
+    assert_eq!(again.output.store, c.output.store);
 }
 
 #[test]
 fn embedded_demo_runs_the_simulator_into_a_local_folder() {
     let c = parse(DEMO, "demo").unwrap().validate().unwrap();
-    assert!(c.store.starts_with("file://"));
+    assert!(c.output.store.starts_with("file://"));
     assert!(c.file.sources.simulator.is_some());
 }
 
@@ -135,7 +135,7 @@ fn sizes_take_numbers_or_unit_strings() {
         "{MINIMAL}\n[limits]\nmax_event_bytes = \"8KiB\"\n[metrics]\nlisten = \"localhost:9899\"\n"
     );
     let c = parse(&text, "test").unwrap().validate().unwrap();
-    assert_eq!(c.max_event_bytes, 8192);
+    assert_eq!(c.limits.max_event_bytes, 8192);
     let text = format!("{MINIMAL}\n[limits]\nmax_event_bytes = \"8 parsecs\"\n");
     let err = parse(&text, "test")
         .unwrap()
@@ -257,4 +257,61 @@ fn a_single_bracket_list_section_is_explained() {
         err.contains("write [[sources.serial]] (double brackets)"),
         "{err}"
     );
+}
+
+#[test]
+fn every_section_reports_its_problems_in_the_order_of_the_sections() {
+    let text = r#"
+[venue]
+id = "V"
+gateway_id = "g"
+[detector]
+window = 1
+[windows]
+max_open_groups = 0
+[fatigue]
+k = -1.0
+[limits]
+max_future = "soon"
+[output]
+store = "file:///tmp/outbox"
+spool_dir = "/tmp/spool"
+compression = "lz4"
+[metrics]
+listen = "nohost"
+[pipeline]
+input_queue = 0
+[sources.simulator]
+rate = 0.0
+[alerts]
+queue = 0
+[log]
+level = "loud"
+"#;
+    let msg = parse(text, "test")
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string();
+    let keys = [
+        "venue.id",
+        "detector.window",
+        "windows.max_open_groups",
+        "fatigue.k",
+        "limits.max_future",
+        "output.compression",
+        "metrics.listen",
+        "pipeline.input_queue",
+        "sources.simulator.rate",
+        "alerts.queue",
+        "log.level",
+    ];
+    let at: Vec<usize> = keys
+        .iter()
+        .map(|k| {
+            msg.find(k)
+                .unwrap_or_else(|| panic!("missing {k} in:\n{msg}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{msg}");
 }

@@ -133,24 +133,24 @@ impl Pipeline {
     pub fn new(config: &Config, live: bool) -> Pipeline {
         Pipeline {
             decoder: Decoder::new(
-                config.max_event_bytes,
-                config.ranges.clone(),
-                live.then_some(config.max_future),
+                config.limits.max_event_bytes,
+                config.limits.ranges.clone(),
+                live.then_some(config.limits.max_future),
             ),
             detector: Detector::new(DetectorParams {
-                window: config.window,
-                threshold: config.threshold,
-                min_baseline: config.min_baseline,
-                idle_timeout: config.idle_timeout,
-                max_keys: config.max_keys,
+                window: config.detector.window,
+                threshold: config.detector.threshold,
+                min_baseline: config.detector.min_baseline,
+                idle_timeout: config.detector.idle_timeout,
+                max_keys: config.detector.max_keys,
             }),
             windows: WindowAggregator::new(WindowParams {
-                size: config.window_size,
-                delay: config.watermark_delay,
-                max_open_groups: config.max_open_groups,
+                size: config.windows.size,
+                delay: config.windows.watermark_delay,
+                max_open_groups: config.windows.max_open_groups,
             }),
-            raw: config.raw,
-            max_event_bytes: config.max_event_bytes,
+            raw: config.output.raw,
+            max_event_bytes: config.limits.max_event_bytes,
             nondup: Vec::with_capacity(4),
             clock: ClockWatch {
                 state: live.then(|| Box::new(KernelClock::default()) as Box<dyn ClockState>),
@@ -160,13 +160,13 @@ impl Pipeline {
             conflict_log: LogLimiter::new(CONFLICT_LOG_PERIOD),
             out: Outputs {
                 stamp: Stamp {
-                    venue_id: config.venue_id.clone(),
-                    gateway_id: config.gateway_id.clone(),
+                    venue_id: config.venue.id.clone(),
+                    gateway_id: config.venue.gateway_id.clone(),
                 },
                 fatigue: FatigueTracker::new(
-                    config.fatigue_baseline,
-                    config.fatigue_k,
-                    config.fatigue_max_players,
+                    config.fatigue.baseline_windows,
+                    config.fatigue.k,
+                    config.fatigue.max_players,
                 ),
                 tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
                 counters: PipelineCounters::default(),

@@ -204,7 +204,7 @@ fn read_secret(url: &str, key: &str, path: &str) -> Result<Option<String>, Store
 impl Store {
     /// Opens the configured store.
     pub fn open(config: &Config) -> Result<Store, StoreError> {
-        let timeout = Duration::from_micros(config.upload_timeout.max(1) as u64);
+        let timeout = Duration::from_micros(config.output.upload_timeout.max(1) as u64);
         Store::from_settings(&config.file.output, timeout)
     }
 

@@ -201,7 +201,7 @@ pub async fn continue_store_sequence(
         return Ok(());
     }
     match store
-        .highest_seqs(&config.venue_id, &config.gateway_id, &unknown)
+        .highest_seqs(&config.venue.id, &config.venue.gateway_id, &unknown)
         .await
     {
         Ok(found) => {

@@ -27,7 +27,7 @@ use std::sync::atomic::Ordering;
 
 /// Rows the pipeline hands to the encoder at a time: one row group.
 pub fn row_group_rows(config: &Config) -> usize {
-    ROW_GROUP_ROWS.min(config.max_rows_per_file)
+    ROW_GROUP_ROWS.min(config.output.max_rows_per_file)
 }
 
 /// Rows per Parquet row group (and per buffer handed to the encoder).

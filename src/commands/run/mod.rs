@@ -118,7 +118,11 @@ pub async fn run_with(
     }
     checks.into_result()?;
     let store = Store::open(&config)?;
-    let mut spool = Spool::open(&config.spool_dir, &config.venue_id, &config.gateway_id)?;
+    let mut spool = Spool::open(
+        &config.output.spool_dir,
+        &config.venue.id,
+        &config.venue.gateway_id,
+    )?;
     crate::sinks::upload::continue_store_sequence(&mut spool, &store, &config).await?;
     let stats = Arc::new(UploadStats::default());
     let state_stats = Arc::new(StateStats::default());
@@ -132,7 +136,7 @@ pub async fn run_with(
     let snapshot = Arc::new(Mutex::new(MetricsSnapshot::default()));
     let tracker = TaskTracker::new();
 
-    if let Some(addr) = &config.metrics_listen {
+    if let Some(addr) = &config.metrics.listen {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| AppError::Listen {
@@ -147,9 +151,9 @@ pub async fn run_with(
         ));
     }
 
-    let (input_tx, input_rx) = mpsc::channel::<RawInput>(config.input_queue);
+    let (input_tx, input_rx) = mpsc::channel::<RawInput>(config.pipeline.input_queue);
     let mut sources = 0;
-    if let Some(sim) = &config.file.sources.simulator {
+    if let Some(sim) = &config.sources.simulator {
         sources += 1;
         let sim = Simulator::new(sim, now_micros());
         tracker.spawn(simulator_source(sim, input_tx.clone(), shutdown.clone()));
@@ -157,16 +161,16 @@ pub async fn run_with(
     let source_stats = Arc::new(SourceStats::default());
     if let Ok(mut g) = snapshot.lock() {
         g.sources = source_stats.clone();
-        g.health_grace = config.health_grace;
+        g.health_grace = config.metrics.health_grace;
     }
-    for s in &config.file.sources.serial {
+    for s in &config.sources.serial {
         sources += 1;
-        let settings = SerialSettings::from_section(s, config.max_event_bytes);
+        let settings = SerialSettings::from_section(s, config.limits.max_event_bytes);
         let source = SerialSource::new(settings, input_tx.clone(), source_stats.clone());
         tracker.spawn(source.run(shutdown.clone()));
     }
-    let client_id = format!("pitchside-{}-{}", config.venue_id, config.gateway_id);
-    for (i, m) in config.file.sources.mqtt.iter().enumerate() {
+    let client_id = format!("pitchside-{}-{}", config.venue.id, config.venue.gateway_id);
+    for (i, m) in config.sources.mqtt.iter().enumerate() {
         sources += 1;
         let key = format!("sources.mqtt[{i}].broker");
         let broker = BrokerSettings::new(&key, &m.broker, &client_id, false)?;
@@ -178,16 +182,16 @@ pub async fn run_with(
         return Err(AppError::NoSources);
     }
     let (alert_settings_tx, alert_settings_rx) =
-        tokio::sync::watch::channel(AlertSettings::from_section(&config.file.alerts));
-    let alert_out = match &config.file.alerts.mqtt {
+        tokio::sync::watch::channel(AlertSettings::from_section(&config.alerts));
+    let alert_out = match &config.alerts.mqtt {
         Some(b) => {
             let id = format!("{client_id}-alerts");
             let broker = BrokerSettings::new("alerts.mqtt", b, &id, true)?;
             let (publisher, sender, rx) = AlertPublisher::new(
-                &config.file.alerts,
+                &config.alerts,
                 broker,
-                &config.venue_id,
-                &config.gateway_id,
+                &config.venue.id,
+                &config.venue.gateway_id,
                 source_stats.clone(),
             );
             tracker.spawn(publisher.with_reload(alert_settings_rx).run(rx));
@@ -196,26 +200,26 @@ pub async fn run_with(
         None => None,
     };
 
-    let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.encode_queue);
+    let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.pipeline.encode_queue);
     // Finished files go into the queue the encoder shares with the uploader;
     // this channel only wakes the uploader (and closes when the encoder ends).
     let (wake_tx, wake_rx) = mpsc::channel::<()>(1);
     let limits = SpoolLimits {
-        root: config.spool_dir.clone(),
-        max_bytes: config.spool_max_bytes,
-        min_free_disk: config.min_free_disk,
-        permanent_retry: Duration::from_micros(config.permanent_retry as u64),
+        root: config.output.spool_dir.clone(),
+        max_bytes: config.output.spool_max_bytes,
+        min_free_disk: config.output.min_free_disk,
+        permanent_retry: Duration::from_micros(config.output.permanent_retry as u64),
     };
     let queue = SpoolQueue::new(pending, limits, stats.clone()).shared();
     let uploader = Uploader::with_queue(store.clone(), stats.clone(), queue.clone());
     tracker.spawn(uploader.run(wake_rx, shutdown.clone()));
 
-    let mut writer =
-        TableWriter::new(spool, config.snappy, config.max_rows_per_file).with_queue(queue.clone());
+    let mut writer = TableWriter::new(spool, config.output.snappy, config.output.max_rows_per_file)
+        .with_queue(queue.clone());
     let enc_stats = stats.clone();
     let enc_state_stats = state_stats.clone();
-    let spool_dir = config.spool_dir.clone();
-    let checkpoint = match crate::state::checkpoint::read(&config.spool_dir) {
+    let spool_dir = config.output.spool_dir.clone();
+    let checkpoint = match crate::state::checkpoint::read(&config.output.spool_dir) {
         Ok(c) => c,
         Err(e) => {
             state_stats
@@ -280,10 +284,10 @@ pub async fn run_with(
         .map_err(|source| AppError::Listen { addr: "encoder thread".into(), source })?;
 
     info!(
-        venue = %config.venue_id,
-        gateway = %config.gateway_id,
+        venue = %config.venue.id,
+        gateway = %config.venue.gateway_id,
         store = %store.url(),
-        spool = %config.spool_dir.display(),
+        spool = %config.output.spool_dir.display(),
         "pitchside running; Ctrl-C to stop."
     );
     let heartbeat = Heartbeat::default();
@@ -449,12 +453,12 @@ fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloa
     to.pipeline
         .send_replace(Arc::new(Reloadable::from_config(&new)));
     to.alerts
-        .send_replace(AlertSettings::from_section(&new.file.alerts));
+        .send_replace(AlertSettings::from_section(&new.alerts));
     if let Ok(mut g) = to.snapshot.lock() {
-        g.health_grace = new.health_grace;
+        g.health_grace = new.metrics.health_grace;
     }
     if plan.apply.iter().any(|k| k == "log.level") {
-        if let Err(why) = (control.set_log_level)(&new.file.log.level) {
+        if let Err(why) = (control.set_log_level)(&new.log.level) {
             warn!("log.level not changed: {why}");
         }
     }

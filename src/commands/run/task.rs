@@ -52,14 +52,14 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     heartbeat.beat();
     let started = now_micros();
     // Before this run writes any journal file or checkpoint.
-    let last_ran = crate::state::downtime::last_activity(&config.spool_dir);
+    let last_ran = crate::state::downtime::last_activity(&config.output.spool_dir);
     let mut p = Pipeline::new(&config, true);
     let from = resume(&mut p, &config, checkpoint, &state_stats);
     // Inputs since that checkpoint are in the journal: replay them with the
     // clock they arrived at, rebuilding exactly the state the crash cut short.
-    let sync_interval = Duration::from_micros(config.sync_interval.max(1) as u64);
+    let sync_interval = Duration::from_micros(config.output.sync_interval.max(1) as u64);
     let (mut recorder, replayed) = Recorder::start(
-        &config.spool_dir,
+        &config.output.spool_dir,
         from,
         sync_interval,
         state_stats.clone(),
@@ -79,8 +79,8 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let row_group = row_group_rows(&config);
     let mut progress = ProgressTracker::new(now_micros());
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
-    let mut flush = tokio::time::interval(period(config.flush_interval));
-    let mut report = tokio::time::interval(period(config.progress_interval));
+    let mut flush = tokio::time::interval(period(config.output.flush_interval));
+    let mut report = tokio::time::interval(period(config.metrics.progress_interval));
     flush.tick().await;
     report.tick().await;
     let mut batch = Vec::with_capacity(256);
@@ -257,7 +257,7 @@ fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &Stat
             generation
         }
         Err(e) => {
-            let path = crate::state::checkpoint::path(&config.spool_dir);
+            let path = crate::state::checkpoint::path(&config.output.spool_dir);
             let err = crate::state::checkpoint::set_aside(&path, e.0.to_string());
             stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
             error!(error = %err, "Checkpoint not used; starting with empty state.");

@@ -1,0 +1,156 @@
+//! `[output.s3]`, `[output.azure]` and `[output.gcs]`: how to reach a cloud
+//! store. Secrets come from the environment or from files, never from the
+//! config file.
+
+use crate::config::error::Problems;
+use crate::config::schema::keys::{k, Key, Ty::Bool, Ty::Text};
+use serde::{Deserialize, Serialize};
+
+/// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
+/// `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` (and the rest of the AWS
+/// environment), or from the files named here — never from this file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct S3Section {
+    /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …); empty for AWS.
+    pub endpoint: String,
+    /// Region (default: `AWS_REGION`, else "us-east-1").
+    pub region: String,
+    /// Path-style requests (`endpoint/bucket/key`), needed by most S3-compatible servers.
+    pub path_style: bool,
+    /// Allow plain `http://` endpoints (test servers only).
+    pub allow_http: bool,
+    /// File holding the access key id.
+    pub access_key_id_file: String,
+    /// File holding the secret access key.
+    pub secret_access_key_file: String,
+    /// `"explicit"` (default): keys from the environment or the files above;
+    /// start-up refuses when there are none. `"instance"`: without them, ask
+    /// the EC2 instance metadata service (an instance profile).
+    pub credentials: String,
+}
+
+impl Default for S3Section {
+    fn default() -> Self {
+        S3Section {
+            endpoint: String::new(),
+            region: String::new(),
+            path_style: false,
+            allow_http: false,
+            access_key_id_file: String::new(),
+            secret_access_key_file: String::new(),
+            credentials: default_credentials(),
+        }
+    }
+}
+
+/// `credentials` of the cloud store sections.
+pub fn default_credentials() -> String {
+    "explicit".into()
+}
+
+/// `[output.azure]`. The key comes from `AZURE_STORAGE_ACCOUNT_KEY` or the
+/// file named here.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AzureSection {
+    /// Storage account name (default: `AZURE_STORAGE_ACCOUNT_NAME`).
+    pub account: String,
+    /// Blob endpoint URL for emulators and sovereign clouds; empty for Azure.
+    pub endpoint: String,
+    /// Allow plain `http://` endpoints (test servers only).
+    pub allow_http: bool,
+    /// File holding the account key.
+    pub access_key_file: String,
+    /// `"explicit"` (default): a key, SAS token or service principal from the
+    /// environment, or the file above. `"instance"`: without them, use the
+    /// VM's managed identity (instance metadata service).
+    pub credentials: String,
+}
+
+impl Default for AzureSection {
+    fn default() -> Self {
+        AzureSection {
+            account: String::new(),
+            endpoint: String::new(),
+            allow_http: false,
+            access_key_file: String::new(),
+            credentials: default_credentials(),
+        }
+    }
+}
+
+/// `[output.gcs]`. Credentials from `GOOGLE_SERVICE_ACCOUNT` or the file named here.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GcsSection {
+    /// Service account JSON key file.
+    pub service_account_file: String,
+    /// `"explicit"` (default): a service account key from the environment,
+    /// the file above or gcloud's application default credentials.
+    /// `"instance"`: without them, use the VM's service account (metadata server).
+    pub credentials: String,
+}
+
+impl Default for GcsSection {
+    fn default() -> Self {
+        GcsSection {
+            service_account_file: String::new(),
+            credentials: default_credentials(),
+        }
+    }
+}
+
+/// The keys of `[output.s3]`.
+pub(super) const S3_KEYS: &[Key] = &[
+    k("endpoint", Text),
+    k("region", Text),
+    k("path_style", Bool),
+    k("allow_http", Bool),
+    k("access_key_id_file", Text),
+    k("secret_access_key_file", Text),
+    k("credentials", Text),
+];
+
+/// The keys of `[output.azure]`.
+pub(super) const AZURE_KEYS: &[Key] = &[
+    k("account", Text),
+    k("endpoint", Text),
+    k("allow_http", Bool),
+    k("access_key_file", Text),
+    k("credentials", Text),
+];
+
+/// The keys of `[output.gcs]`.
+pub(super) const GCS_KEYS: &[Key] = &[k("service_account_file", Text), k("credentials", Text)];
+
+/// Checks that each cloud section present matches the scheme of `store`
+/// (`output.store`), and its `credentials`.
+pub(super) fn check(
+    p: &mut Problems,
+    store: &str,
+    s3: &Option<S3Section>,
+    azure: &Option<AzureSection>,
+    gcs: &Option<GcsSection>,
+) {
+    let sections = [
+        ("output.s3", "s3", s3.as_ref().map(|s| &s.credentials)),
+        ("output.azure", "az", azure.as_ref().map(|s| &s.credentials)),
+        ("output.gcs", "gs", gcs.as_ref().map(|s| &s.credentials)),
+    ];
+    let scheme = store.split("://").next().unwrap_or("");
+    for (section, wanted, credentials) in sections {
+        p.check(credentials.is_none() || scheme == wanted, || {
+            format!(
+                "[{section}]: only used with a {wanted}:// store, but output.store is {store:?}"
+            )
+        });
+    }
+    for (section, _, credentials) in sections {
+        if let Some(c) = credentials {
+            p.check(matches!(c.as_str(), "explicit" | "instance"), || {
+                format!("{section}.credentials: {c:?} must be \"explicit\" (credentials from the environment or files) or \"instance\" (the cloud's instance metadata service)")
+            });
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! How a section lists its keys for the schema walker: each key's name, what
+//! it holds and whether it is required. Every section module keeps its list
+//! (`KEYS`) next to its struct; `config::file::ROOT` puts them together.
+
+/// What a key holds.
+#[derive(Debug, Clone, Copy)]
+pub enum Ty {
+    /// Any text in quotes.
+    Text,
+    /// A duration string: "30s".
+    Duration,
+    /// A size string: "256MiB".
+    Size,
+    /// A whole number of bytes or a size string.
+    BytesOrSize,
+    /// A whole number from 0 to the bound.
+    Whole(u64),
+    /// Any whole number.
+    Int,
+    /// An integer or a float.
+    Number,
+    /// `true` or `false`.
+    Bool,
+    /// A section (`[a.b]` or an inline table).
+    Table(&'static [Key]),
+    /// A list of sections (`[[a.b]]` or a list of inline tables).
+    Tables(&'static [Key]),
+}
+
+/// One key of a section.
+#[derive(Debug)]
+pub struct Key {
+    /// The key's name within its section.
+    pub name: &'static str,
+    /// What it holds.
+    pub ty: Ty,
+    /// Whether the section must have it.
+    pub required: bool,
+}
+
+/// An optional key.
+pub const fn k(name: &'static str, ty: Ty) -> Key {
+    Key {
+        name,
+        ty,
+        required: false,
+    }
+}
+
+/// A required key.
+pub const fn req(name: &'static str, ty: Ty) -> Key {
+    Key {
+        name,
+        ty,
+        required: true,
+    }
+}
+
+/// A `u8`.
+pub const U8: Ty = Ty::Whole(u8::MAX as u64);
+/// A `u16`.
+pub const U16: Ty = Ty::Whole(u16::MAX as u64);
+/// A `u32`.
+pub const U32: Ty = Ty::Whole(u32::MAX as u64);
+/// A `u64` that TOML can hold (TOML integers are `i64`).
+pub const U64: Ty = Ty::Whole(i64::MAX as u64);

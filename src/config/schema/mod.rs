@@ -1,0 +1,144 @@
+//! The shape of the config file, key by key: every unknown key (with a "did
+//! you mean"), every value of the wrong type and every missing required key is
+//! found in one pass over the TOML table, and said in words a person
+//! understands ("must be a duration string such as \"30s\""), before serde
+//! builds the typed structs. Keys that fail are removed, so that serde and
+//! `validate` can still report the problems of the rest in the same run.
+//!
+//! Each section module lists its keys ([`keys::Key`]) next to its struct;
+//! `config::file::ROOT` puts them together. The words of the problems are in
+//! [`hints`]. The tests keep the lists in step with serde (every field serde
+//! knows is listed, and every key listed is one serde accepts with that type).
+
+pub(super) mod hints;
+pub(super) mod keys;
+
+use crate::config::file::ROOT;
+use hints::{describe, duration_hint, join, missing, size_hint, unknown, whole_hint};
+use keys::{Key, Ty};
+use toml::{Table, Value};
+
+/// Checks `table` against [`ROOT`] (the keys of every section); removes
+/// every key that is unknown or of the wrong type, and returns one problem
+/// per such key and per missing required key, each starting with the key's
+/// full name.
+pub(super) fn check(table: &mut Table) -> Vec<String> {
+    let mut out = Vec::new();
+    walk("", table, ROOT, &mut out);
+    out
+}
+
+fn walk(path: &str, table: &mut Table, keys: &[Key], out: &mut Vec<String>) {
+    let mut bad = Vec::new();
+    for (name, value) in table.iter_mut() {
+        let full = join(path, name);
+        let Some(key) = keys.iter().find(|k| k.name == name) else {
+            out.push(unknown(&full, name, path, keys));
+            bad.push(name.clone());
+            continue;
+        };
+        if let Err(why) = check_value(&full, name, key.ty, value, out) {
+            out.push(format!("{full}: {why}"));
+            bad.push(name.clone());
+        }
+    }
+    for name in &bad {
+        table.remove(name);
+    }
+    for key in keys.iter().filter(|k| k.required) {
+        if !table.contains_key(key.name) && !bad.iter().any(|b| b == key.name) {
+            out.push(missing(&join(path, key.name), key));
+        }
+    }
+}
+
+/// Checks one value; nested tables are walked (their problems go to `out`).
+fn check_value(
+    full: &str,
+    name: &str,
+    ty: Ty,
+    value: &mut Value,
+    out: &mut Vec<String>,
+) -> Result<(), String> {
+    let got = describe(value);
+    match (ty, &mut *value) {
+        (Ty::Text, Value::String(_)) => Ok(()),
+        (Ty::Text, Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => Err(format!(
+            "must be text in quotes, but it is {got}; write {name} = \"{value}\""
+        )),
+        (Ty::Text, _) => Err(format!("must be text in quotes, but it is {got}")),
+        (Ty::Duration, Value::String(_)) => Ok(()),
+        (Ty::Duration, _) => Err(duration_hint(value, &got)),
+        (Ty::Size, Value::String(_)) => Ok(()),
+        (Ty::Size, _) => Err(size_hint(value, &got)),
+        (Ty::BytesOrSize, Value::String(_)) => Ok(()),
+        (Ty::BytesOrSize, Value::Integer(n)) if *n >= 0 => Ok(()),
+        (Ty::BytesOrSize, _) => Err(format!(
+            "must be a whole number of bytes or a size string such as \"4KiB\" (B, KiB, MiB or GiB), but it is {got}"
+        )),
+        (Ty::Whole(max), Value::Integer(n)) if *n >= 0 && (*n as u64) <= max => Ok(()),
+        (Ty::Whole(max), Value::Integer(n)) if *n >= 0 => Err(format!(
+            "must be a whole number from 0 to {max}, but it is {n}, which is too large"
+        )),
+        (Ty::Whole(max), _) => Err(whole_hint(value, &got, max)),
+        (Ty::Int, Value::Integer(_)) => Ok(()),
+        (Ty::Int, _) => Err(format!("must be a whole number, but it is {got}")),
+        (Ty::Number, Value::Integer(_) | Value::Float(_)) => Ok(()),
+        (Ty::Number, Value::String(s)) if s.trim().parse::<f64>().is_ok() => Err(format!(
+            "must be a number, but it is {got}; write {} without quotes",
+            s.trim()
+        )),
+        (Ty::Number, _) => Err(format!(
+            "must be a number such as 1.5, but it is {got}"
+        )),
+        (Ty::Bool, Value::Boolean(_)) => Ok(()),
+        (Ty::Bool, Value::String(s)) if matches!(s.as_str(), "true" | "false") => Err(format!(
+            "must be true or false, but it is {got}; write {s} without quotes"
+        )),
+        (Ty::Bool, _) => Err(format!(
+            "must be true or false (without quotes), but it is {got}"
+        )),
+        (Ty::Table(keys), Value::Table(t)) => {
+            walk(full, t, keys, out);
+            Ok(())
+        }
+        (Ty::Table(_), _) => Err(format!(
+            "must be a section, but it is {got}; write [{full}] on a line of its own with its keys below it"
+        )),
+        (Ty::Tables(keys), Value::Array(items)) => {
+            walk_list(full, items, keys, out);
+            Ok(())
+        }
+        (Ty::Tables(_), Value::Table(_)) => Err(format!(
+            "must be a list of sections: write [[{full}]] (double brackets) above each one, even if there is only one"
+        )),
+        (Ty::Tables(_), _) => Err(format!(
+            "must be a list of sections, but it is {got}; write [[{full}]] (double brackets) above each one"
+        )),
+    }
+}
+
+/// Walks every section of a list (`[[full]]`); an item that is not a
+/// section is a problem, and removed.
+fn walk_list(full: &str, items: &mut Vec<Value>, keys: &[Key], out: &mut Vec<String>) {
+    let mut bad = Vec::new();
+    for (i, item) in items.iter_mut().enumerate() {
+        let at = format!("{full}[{i}]");
+        match item {
+            Value::Table(t) => walk(&at, t, keys, out),
+            other => {
+                out.push(format!(
+                    "{at}: must be a section {{ key = value, … }}, but it is {}",
+                    describe(other)
+                ));
+                bad.push(i);
+            }
+        }
+    }
+    for i in bad.into_iter().rev() {
+        items.remove(i);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,81 @@
+const HEAD: &str = "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[output]\nstore = \"file:///tmp/o\"\nspool_dir = \"/tmp/s\"\n";
+
+fn check(extra: &str) -> Result<crate::config::Config, String> {
+    crate::config::parse(&format!("{HEAD}{extra}"), "test")
+        .map_err(|e| e.to_string())?
+        .validate()
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn serial_mqtt_and_alert_sections_parse_with_their_defaults() {
+    let c = check(
+        r#"
+[[sources.serial]]
+path = "/dev/ttyUSB0"
+sensor = "wearable"
+[[sources.mqtt]]
+broker = { host = "10.0.0.5", username = "gw", password_env = "MQTT_PW" }
+subscriptions = [{ topic = "venue/wearable/#", sensor = "wearable" }, { topic = "venue/+/raw" }]
+[alerts]
+topic_prefix = "venue/alerts"
+[alerts.mqtt]
+host = "10.0.0.5"
+tls = { ca_file = "/etc/pitchside/ca.pem" }
+"#,
+    )
+    .unwrap();
+    let s = &c.file.sources.serial[0];
+    assert_eq!((s.baud, s.data_bits, s.stop_bits), (115_200, 8, 1));
+    assert_eq!(s.parity, "none");
+    assert_eq!(c.file.sources.mqtt[0].max_held, 1024);
+    assert_eq!(c.file.sources.mqtt[0].broker.keep_alive, "30s");
+    assert_eq!(c.file.alerts.when_full, "drop-oldest");
+    assert_eq!(c.file.alerts.queue, 10_000);
+    // Printed back, it still parses (check-config output).
+    let again = crate::config::parse(&c.to_toml(), "printed").unwrap();
+    assert_eq!(again.validate().unwrap().file.sources.mqtt.len(), 1);
+}
+
+#[test]
+fn bad_source_and_alert_values_are_reported_with_their_keys() {
+    let err = check(
+        r#"
+[[sources.serial]]
+path = "/dev/ttyUSB0"
+baud = 0
+parity = "mark"
+sensor = "boat"
+[[sources.mqtt]]
+broker = { host = "", password_env = "X", password_file = "/x", keep_alive = "0s", tls = { ca_file = "/ca", client_cert = "/c" } }
+subscriptions = [{ topic = "a/#/b" }]
+max_held = 0
+[alerts]
+topic_prefix = "alerts/#"
+when_full = "block"
+"#,
+    )
+    .unwrap_err();
+    for key in [
+        "sources.serial[0].baud",
+        "sources.serial[0].parity",
+        "sources.serial[0].sensor",
+        "sources.mqtt[0].broker.host",
+        "sources.mqtt[0].broker.username",
+        "sources.mqtt[0].broker: set password_env or password_file",
+        "sources.mqtt[0].broker.keep_alive",
+        "sources.mqtt[0].broker.tls: client_cert and client_key",
+        "sources.mqtt[0].subscriptions[0].topic",
+        "sources.mqtt[0].max_held",
+        "alerts.topic_prefix",
+        "alerts.when_full",
+    ] {
+        assert!(err.contains(key), "missing {key} in:\n{err}");
+    }
+}
+
+#[test]
+fn a_password_in_the_toml_is_refused() {
+    let err = check("[[sources.mqtt]]\nbroker = { host = \"h\", username = \"u\", password = \"p\" }\nsubscriptions = [{ topic = \"t\" }]\n").unwrap_err();
+    assert!(err.contains("password"), "{err}");
+}
