@@ -1,6 +1,7 @@
 //! `pitchside status`: the running gateway's state for a person on the
 //! device, read from its metrics endpoint (`/metrics` and `/healthz`).
 
+use crate::telemetry::parse_metrics;
 use crate::util::time::{format_rfc3339, now_micros};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -74,17 +75,6 @@ impl Report {
             EXIT_UNHEALTHY
         }
     }
-}
-
-/// Metric name (with labels) → value.
-pub fn parse_metrics(text: &str) -> BTreeMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let (k, v) = l.rsplit_once(' ')?;
-            Some((k.to_string(), v.parse().ok()?))
-        })
-        .collect()
 }
 
 /// The status report for the gateway whose metrics listen on `addr`.
@@ -215,13 +205,6 @@ fn data_path_lines(m: &BTreeMap<String, f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn metric_lines_with_labels_parse() {
-        let m = parse_metrics("# HELP x y\nx_total 3\nw{sensor=\"pitch\"} 1.5e9\n");
-        assert_eq!(m["x_total"], 3.0);
-        assert_eq!(m["w{sensor=\"pitch\"}"], 1.5e9);
-    }
 
     #[test]
     fn unknown_fields_and_an_unsynchronised_clock_are_shown() {
