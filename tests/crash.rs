@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::broker::{Broker, PASSWORD, PROGRAMS, USER};
+use common::broker::{mqtt_source, MqttRig};
 use common::services::*;
 use common::*;
 use std::collections::BTreeMap;
@@ -56,36 +56,22 @@ fn keyed(root: &Path, table: &str, key: &[&str]) -> BTreeMap<String, Row> {
 
 #[test]
 fn twenty_kill_9s_give_the_same_results_as_an_uninterrupted_run() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let metrics = free_port();
+    let Some(rig) = MqttRig::new() else { return };
+    let (dir, broker) = (&rig.dir, &rig.broker);
     let cfg = fast_config(
         dir.path(),
-        metrics,
-        &format!(
-            "[[sources.mqtt]]\n[sources.mqtt.broker]\nhost = \"127.0.0.1\"\nport = {}\nclient_id = \"crash-test\"\nusername = \"{USER}\"\npassword_env = \"PITCHSIDE_TEST_MQTT_PASSWORD\"\n[[sources.mqtt.subscriptions]]\ntopic = \"venue/#\"\n",
-            broker.port
+        rig.metrics,
+        &mqtt_source(
+            &(broker.login(broker.port) + "client_id = \"crash-test\"\n"),
+            "topic = \"venue/#\"\n",
         ),
     );
-    let env = [("PITCHSIDE_TEST_MQTT_PASSWORD", PASSWORD)];
     // Two hours ago, so every event is plausible to the live gateway.
     let start =
         pitchside::util::time::format_rfc3339(pitchside::util::time::now_micros() - 7_200_000_000);
     let out = bin()
-        .args([
-            "simulate",
-            "--count",
-            "6000",
-            "--rate",
-            "100",
-            "--anomaly-rate",
-            "0.01",
-            "--start",
-            &start,
-        ])
+        .args(["simulate", "--count", "6000", "--rate", "100"])
+        .args(["--anomaly-rate", "0.01", "--start", &start])
         .output()
         .unwrap();
     let lines: Vec<String> = String::from_utf8(out.stdout)
@@ -96,9 +82,9 @@ fn twenty_kill_9s_give_the_same_results_as_an_uninterrupted_run() {
     let input = dir.path().join("input.jsonl");
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
     let reference = dir.path().join("reference");
-    replay(&cfg, &input, Some(&reference));
+    Replay::new(&cfg, &input).output(&reference).succeed();
 
-    let first = Gateway::start(&cfg, metrics, &env);
+    let first = rig.start(&cfg);
     first.log.wait_for("Subscribed.", 1, T);
     let gw = std::thread::scope(|scope| {
         let mut gw = first;
@@ -117,7 +103,7 @@ fn twenty_kill_9s_give_the_same_results_as_an_uninterrupted_run() {
             // journal syncs and journal replays.
             std::thread::sleep(Duration::from_millis(100 + (rng >> 33) % 900));
             gw.kill9();
-            gw = Gateway::start(&cfg, metrics, &env);
+            gw = rig.start(&cfg);
             gw.log.wait_for("Connected to MQTT broker.", 1, T);
         }
         publisher.join().unwrap();

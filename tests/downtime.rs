@@ -30,12 +30,11 @@ fn sleep_until_offset(offset: i64) -> i64 {
 fn a_window_spanning_a_restart_is_marked_with_the_downtime_and_others_are_not() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let cfg = fast_config(dir.path(), port, "[sources.simulator]\nrate = 400\n");
     // The simulator's event times follow the wall clock; 4 s windows.
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("size = \"1s\"", "size = \"4s\"");
-    std::fs::write(&cfg, text).unwrap();
+    let cfg = VenueConfig::fast(dir.path(), port)
+        .set_str("windows", "size", "4s")
+        .extra("[sources.simulator]\nrate = 400\n")
+        .write();
 
     let first_start = now();
     let gw = Gateway::start(&cfg, port, &[]);
@@ -118,7 +117,7 @@ fn replay_has_no_downtime_and_writes_zero() {
     let input = dir.path().join("input.jsonl");
     std::fs::write(&input, out.stdout).unwrap();
     let output = dir.path().join("out");
-    replay(&cfg, &input, Some(&output));
+    Replay::new(&cfg, &input).output(&output).succeed();
     let mut n = 0;
     for table in ["windows_wearable", "windows_pitch", "windows_crowd"] {
         for r in rows(&output, table) {

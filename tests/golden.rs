@@ -160,7 +160,9 @@ fn replay_of_the_golden_input_matches_the_kept_digests() {
     let input_path = dir.path().join("golden.jsonl");
     std::fs::write(&input_path, &input).unwrap();
     let out = dir.path().join("out");
-    replay(&config(dir.path(), ""), &input_path, Some(out.as_path()));
+    Replay::new(&config(dir.path(), ""), &input_path)
+        .output(&out)
+        .succeed();
 
     let mut got = BTreeMap::new();
     got.insert("input", sha256(&input));

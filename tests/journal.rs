@@ -7,50 +7,15 @@
 mod common;
 
 use common::services::*;
+use common::tmpfs::Tmpfs;
+use common::VenueConfig;
 use pitchside::model::{FramingError, RawInput, SensorKind};
 use pitchside::state::{journal, StateStats};
 use pitchside::util::codec::Enc;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A small tmpfs mounted on a folder for the test's lifetime.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    /// Mounts a tmpfs of `size` on `dir`; `None` (after a loud notice, or a
-    /// panic under `PITCHSIDE_REQUIRE_SERVICES=1`) when this is not allowed.
-    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
-        std::fs::create_dir_all(dir).unwrap();
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .output();
-        match out {
-            Ok(o) if o.status.success() => Some(Tmpfs(dir.to_path_buf())),
-            other => {
-                let why = match other {
-                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
-                    Err(e) => e.to_string(),
-                };
-                let msg = format!("this test mounts a tmpfs (needs root or CAP_SYS_ADMIN): {why}");
-                if std::env::var("PITCHSIDE_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                    panic!("PITCHSIDE_REQUIRE_SERVICES=1 but {msg}");
-                }
-                eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
 
 /// Fills the filesystem of `dir` with one file; returns its path.
 fn fill(dir: &Path) -> PathBuf {
@@ -71,24 +36,20 @@ fn a_journal_that_fails_on_a_full_disk_comes_back_when_space_returns() {
     };
     let filler = fill(&dir.path().join("spool/journal"));
     let port = free_port();
-    let cfg = fast_config(
-        dir.path(),
-        port,
-        "health_grace = \"1s\"\n[sources.simulator]\nrate = 400\n",
-    );
     // No flush (so no checkpoint) during the test: after the crash below,
     // everything journaled since the start is replayed.
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("flush_interval = \"500ms\"", "flush_interval = \"10m\"");
-    std::fs::write(&cfg, text).unwrap();
+    let cfg = VenueConfig::fast(dir.path(), port)
+        .set_str("metrics", "health_grace", "1s")
+        .set_str("output", "flush_interval", "10m")
+        .extra("[sources.simulator]\nrate = 400\n")
+        .write();
     let gw = Gateway::start(&cfg, port, &[]);
     gw.wait_metric(
         "pitchside_unjournaled_inputs_total",
         1.0,
         Duration::from_secs(20),
     );
-    let text = http_get(port, "/metrics").unwrap_or_default();
+    let text = get_metrics(port).unwrap_or_default();
     assert!(text.contains("\npitchside_journal_enabled 0\n"), "{text}");
     // Off for longer than metrics.health_grace: unhealthy, and why.
     assert!(
@@ -126,14 +87,9 @@ fn a_journal_that_fails_on_a_full_disk_comes_back_when_space_returns() {
 /// How many inputs a starting gateway replayed from the journal, and its
 /// log line saying so.
 fn replayed(gw: &Gateway) -> (u64, String) {
-    gw.log
-        .wait_for("Replayed the journal", 1, Duration::from_secs(20));
     let line = gw
         .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("Replayed the journal"))
-        .unwrap();
+        .wait_line("Replayed the journal", Duration::from_secs(20));
     let n = line
         .split("inputs=")
         .nth(1)

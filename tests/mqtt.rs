@@ -5,54 +5,55 @@
 
 mod common;
 
-use common::broker::{Broker, PASSWORD, PROGRAMS, USER};
+use common::broker::{mqtt_source, Broker, MqttRig, PASSWORD, PASSWORD_ENV, USER};
 use common::services::*;
 use common::*;
 use std::path::Path;
 use std::time::Duration;
 
-const PW_ENV: (&str, &str) = ("PITCHSIDE_TEST_MQTT_PASSWORD", PASSWORD);
 const T: Duration = Duration::from_secs(15);
 
-fn broker_table(port: u16, tls: Option<&Path>) -> String {
-    let mut t = format!(
-        "host = \"127.0.0.1\"\nport = {port}\nusername = \"{USER}\"\npassword_env = \"{}\"\nkeep_alive = \"5s\"\n",
-        PW_ENV.0
-    );
+/// Broker-table lines for `port`, with the CA to trust over TLS.
+fn broker_table(broker: &Broker, port: u16, tls: Option<&Path>) -> String {
+    let mut t = broker.login(port) + "keep_alive = \"5s\"\n";
     if let Some(ca) = tls {
         t.push_str(&format!("tls = {{ ca_file = \"{}\" }}\n", ca.display()));
     }
     t
 }
 
-fn mqtt_config(dir: &Path, metrics: u16, port: u16, alerts: bool) -> std::path::PathBuf {
-    let mut extra = format!(
-        "[[sources.mqtt]]\n[sources.mqtt.broker]\n{}[[sources.mqtt.subscriptions]]\ntopic = \"venue/generic/#\"\nsensor = \"generic\"\n",
-        broker_table(port, None)
+/// Publishes `n` generic events of `device` on `venue/generic/{device}`;
+/// waits until the gateway has counted `total` inputs.
+fn feed(broker: &Broker, gw: &Gateway, device: &str, n: usize, total: f64) {
+    broker.publish(
+        &format!("venue/generic/{device}"),
+        &generic_events(device, n, None, 0.0),
+    );
+    gw.wait_metric("pitchside_input_rows_total", total, T);
+}
+
+/// A config reading `venue/generic/#` from the rig's broker as generic
+/// events; alerts published back to the broker when `alerts`.
+fn generic_config(rig: &MqttRig, alerts: bool) -> VenueConfig {
+    let table = broker_table(&rig.broker, rig.broker.port, None);
+    let mut extra = mqtt_source(
+        &table,
+        "topic = \"venue/generic/#\"\nsensor = \"generic\"\n",
     );
     if alerts {
         extra.push_str(&format!(
-            "[alerts]\ntopic_prefix = \"alerts\"\n[alerts.mqtt]\n{}",
-            broker_table(port, None)
+            "[alerts]\ntopic_prefix = \"alerts\"\n[alerts.mqtt]\n{table}"
         ));
     }
-    fast_config(dir, metrics, &extra)
+    VenueConfig::fast(rig.dir.path(), rig.metrics).extra(&extra)
 }
 
 #[test]
 fn published_events_raise_alerts_on_the_alert_topic_and_land_in_parquet() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
+    let Some(rig) = MqttRig::new() else { return };
+    let broker = &rig.broker;
     let sub = broker.subscribe("alerts/#");
-    let metrics = free_port();
-    let gw = Gateway::start(
-        &mqtt_config(dir.path(), metrics, broker.port, true),
-        metrics,
-        &[PW_ENV],
-    );
+    let gw = rig.start(&generic_config(&rig, true).write());
     gw.log.wait_for("Connected to MQTT broker.", 1, T);
     gw.log.wait_for("Alert output connected", 1, T);
     gw.log.wait_for("Subscribed.", 1, T);
@@ -78,7 +79,7 @@ fn published_events_raise_alerts_on_the_alert_topic_and_land_in_parquet() {
     gw.wait_metric("pitchside_alerts_published_total", 1.0, T);
 
     gw.stop();
-    let store = dir.path().join("store");
+    let store = rig.store();
     let alerts = rows(&store, "alerts");
     assert_eq!(alerts.len(), 1);
     assert_eq!(
@@ -96,23 +97,13 @@ fn published_events_raise_alerts_on_the_alert_topic_and_land_in_parquet() {
 
 #[test]
 fn gateway_reconnects_by_itself_when_the_broker_restarts_mid_stream() {
-    if !have(&PROGRAMS) {
+    let Some(mut rig) = MqttRig::new() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut broker = Broker::start(dir.path());
-    let metrics = free_port();
-    let gw = Gateway::start(
-        &mqtt_config(dir.path(), metrics, broker.port, true),
-        metrics,
-        &[PW_ENV],
-    );
+    };
+    let gw = rig.start(&generic_config(&rig, true).write());
+    let broker = &mut rig.broker;
     gw.log.wait_for("Subscribed.", 1, T);
-    broker.publish(
-        "venue/generic/env-1",
-        &generic_events("env-1", 10, None, 0.0),
-    );
-    gw.wait_metric("pitchside_input_rows_total", 10.0, T);
+    feed(broker, &gw, "env-1", 10, 10.0);
 
     broker.stop();
     gw.log.wait_for("Disconnected from MQTT broker", 1, T);
@@ -121,11 +112,7 @@ fn gateway_reconnects_by_itself_when_the_broker_restarts_mid_stream() {
     broker.restart();
     gw.log.wait_for("Connected to MQTT broker.", 2, T);
     gw.log.wait_for("Alert output connected", 2, T);
-    broker.publish(
-        "venue/generic/env-2",
-        &generic_events("env-2", 10, None, 0.0),
-    );
-    gw.wait_metric("pitchside_input_rows_total", 20.0, T);
+    feed(broker, &gw, "env-2", 10, 20.0);
     assert!(gw.metric("pitchside_mqtt_disconnects_total") >= 1.0);
     let log = gw.stop();
     assert_eq!(
@@ -137,47 +124,34 @@ fn gateway_reconnects_by_itself_when_the_broker_restarts_mid_stream() {
 
 #[test]
 fn messages_published_while_the_gateway_was_stopped_arrive_after_it_restarts() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let metrics = free_port();
-    let cfg = mqtt_config(dir.path(), metrics, broker.port, false);
-    let gw = Gateway::start(&cfg, metrics, &[PW_ENV]);
+    let Some(rig) = MqttRig::new() else { return };
+    let broker = &rig.broker;
+    let cfg = generic_config(&rig, false).write();
+    let gw = rig.start(&cfg);
     gw.log.wait_for("Subscribed.", 1, T);
-    broker.publish(
-        "venue/generic/env-1",
-        &generic_events("env-1", 1, None, 0.0),
-    );
-    gw.wait_metric("pitchside_input_rows_total", 1.0, T);
+    feed(broker, &gw, "env-1", 1, 1.0);
     gw.stop();
 
     broker.publish(
         "venue/generic/env-1",
         &generic_events("env-3", 12, None, 0.0),
     );
-    let gw = Gateway::start(&cfg, metrics, &[PW_ENV]);
+    let gw = rig.start(&cfg);
     gw.log.wait_for("session_present=true", 1, T);
     gw.wait_metric("pitchside_input_rows_total", 12.0, T);
     gw.stop();
-    let raw = rows(&dir.path().join("store"), "raw");
+    let raw = rows(&rig.store(), "raw");
     assert_eq!(raw.len(), 13, "every message, once");
 }
 
 #[test]
 fn wrong_password_is_a_clear_error_naming_the_broker() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let metrics = free_port();
-    let cfg = mqtt_config(dir.path(), metrics, broker.port, false);
-    let gw = Gateway::start(&cfg, metrics, &[(PW_ENV.0, "not-the-password")]);
+    let Some(rig) = MqttRig::new() else { return };
+    let cfg = generic_config(&rig, false).write();
+    let gw = Gateway::start(&cfg, rig.metrics, &[(PASSWORD_ENV.0, "not-the-password")]);
     let expected = format!(
         "ERROR MQTT broker 127.0.0.1:{} refused the connection",
-        broker.port
+        rig.broker.port
     );
     gw.log.wait_for(&expected, 1, T);
     std::thread::sleep(Duration::from_secs(2));
@@ -193,20 +167,21 @@ fn wrong_password_is_a_clear_error_naming_the_broker() {
 
 #[test]
 fn tls_with_the_right_ca_connects_and_a_wrong_ca_is_a_clear_error() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
+    let Some(rig) = MqttRig::new() else { return };
+    let broker = &rig.broker;
     for (ca, ok) in [(&broker.ca, true), (&broker.wrong_ca, false)] {
-        let run_dir = dir.path().join(if ok { "good" } else { "bad" });
+        let run_dir = rig.dir.path().join(if ok { "good" } else { "bad" });
         std::fs::create_dir_all(&run_dir).unwrap();
         let metrics = free_port();
-        let extra = format!(
-            "[[sources.mqtt]]\n[sources.mqtt.broker]\n{}[[sources.mqtt.subscriptions]]\ntopic = \"venue/#\"\n",
-            broker_table(broker.tls_port, Some(ca))
+        let extra = mqtt_source(
+            &broker_table(broker, broker.tls_port, Some(ca)),
+            "topic = \"venue/#\"\n",
         );
-        let gw = Gateway::start(&fast_config(&run_dir, metrics, &extra), metrics, &[PW_ENV]);
+        let gw = Gateway::start(
+            &fast_config(&run_dir, metrics, &extra),
+            metrics,
+            &[PASSWORD_ENV],
+        );
         if ok {
             gw.log.wait_for("Connected to MQTT broker.", 1, T);
         } else {
@@ -224,83 +199,53 @@ fn tls_with_the_right_ca_connects_and_a_wrong_ca_is_a_clear_error() {
 
 #[test]
 fn simulate_publishes_to_the_broker_and_the_gateway_reads_every_event() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let metrics = free_port();
-    let extra = format!(
-        "[[sources.mqtt]]\n[sources.mqtt.broker]\n{}[[sources.mqtt.subscriptions]]\ntopic = \"sim/#\"\n",
-        broker_table(broker.port, None)
+    let Some(rig) = MqttRig::new() else { return };
+    let broker = &rig.broker;
+    let extra = mqtt_source(
+        &broker_table(broker, broker.port, None),
+        "topic = \"sim/#\"\n",
     );
-    let gw = Gateway::start(
-        &fast_config(dir.path(), metrics, &extra),
-        metrics,
-        &[PW_ENV],
-    );
+    let gw = rig.start(&fast_config(rig.dir.path(), rig.metrics, &extra));
     gw.log.wait_for("Subscribed.", 1, T);
-    let out = bin()
-        .args([
-            "simulate",
-            "--count",
-            "500",
-            "--rate",
-            "500",
-            "--mqtt-host",
-            "127.0.0.1",
-        ])
-        .args([
-            "--mqtt-port",
-            &broker.port.to_string(),
-            "--mqtt-topic-prefix",
-            "sim",
-        ])
-        .args(["--mqtt-username", USER, "--mqtt-password-env", PW_ENV.0])
-        .env(PW_ENV.0, PW_ENV.1)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        bin()
+            .args(["simulate", "--count", "500", "--rate", "500"])
+            .args(["--mqtt-host", "127.0.0.1"])
+            .args(["--mqtt-port", &broker.port.to_string()])
+            .args(["--mqtt-topic-prefix", "sim"])
+            .args([
+                "--mqtt-username",
+                USER,
+                "--mqtt-password-env",
+                PASSWORD_ENV.0,
+            ])
+            .env(PASSWORD_ENV.0, PASSWORD_ENV.1),
     );
     gw.wait_metric("pitchside_input_rows_total", 500.0, T);
     gw.stop();
-    let store = dir.path().join("store");
+    let store = rig.store();
     assert!(rows(&store, "rejects").is_empty());
     assert!(rows(&store, "raw").len() >= 500);
 }
 
 #[test]
 fn kill_9_after_messages_were_acknowledged_loses_none_of_them() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let metrics = free_port();
-    let cfg = mqtt_config(dir.path(), metrics, broker.port, false);
+    let Some(rig) = MqttRig::new() else { return };
     // No table file is written before the kill: only the journal can save these rows.
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("flush_interval = \"500ms\"", "flush_interval = \"1h\"");
-    std::fs::write(&cfg, text).unwrap();
-    let gw = Gateway::start(&cfg, metrics, &[PW_ENV]);
+    let cfg = generic_config(&rig, false)
+        .set_str("output", "flush_interval", "1h")
+        .write();
+    let gw = rig.start(&cfg);
     gw.log.wait_for("Subscribed.", 1, T);
-    broker.publish(
-        "venue/generic/env-9",
-        &generic_events("env-9", 200, None, 0.0),
-    );
-    gw.wait_metric("pitchside_input_rows_total", 200.0, T);
+    feed(&rig.broker, &gw, "env-9", 200, 200.0);
     gw.kill9();
 
-    let gw = Gateway::start(&cfg, metrics, &[PW_ENV]);
+    let gw = rig.start(&cfg);
     gw.log.wait_for("Replayed the journal", 1, T);
     gw.log.wait_for("Connected to MQTT broker.", 1, T);
     std::thread::sleep(Duration::from_secs(1)); // any redelivery arrives
     gw.stop();
-    let raw = rows(&dir.path().join("store"), "raw");
+    let raw = rows(&rig.store(), "raw");
     let mut times: Vec<i64> = raw.iter().map(|r| i(r, "event_time")).collect();
     times.sort();
     times.dedup();

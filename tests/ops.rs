@@ -6,13 +6,14 @@
 
 mod common;
 
-use common::broker::{Broker, PASSWORD, PROGRAMS, USER};
+use common::broker::{MqttRig, PROGRAMS};
+use common::serial::SerialRig;
 use common::services::*;
 use common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(20);
@@ -133,18 +134,12 @@ fn over_long_request_head_is_rejected_with_431_and_the_endpoint_keeps_serving() 
 
 #[test]
 fn status_names_the_down_source_and_exits_1_when_unhealthy_2_when_unreachable() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no-such-tty");
-    let port = free_port();
-    let cfg = fast_config(
-        dir.path(),
-        port,
-        &format!(
-            "health_grace = \"1s\"\n[sources.simulator]\nrate = 50\n[[sources.serial]]\npath = \"{}\"\n",
-            missing.display()
-        ),
-    );
-    let gw = Gateway::start(&cfg, port, &[]);
+    let rig = SerialRig::new("no-such-tty", "", |c| {
+        c.set_str("metrics", "health_grace", "1s")
+            .extra("[sources.simulator]\nrate = 50\n")
+    });
+    let (missing, port) = (&rig.tty, rig.port);
+    let gw = rig.start();
     let name = format!("serial:{}", missing.display());
     let mut last = String::new();
     let unhealthy = wait_until(T, || {
@@ -179,6 +174,11 @@ fn run_with_closed_stdout(cmd: &mut Command) -> (Option<i32>, String) {
         .spawn()
         .unwrap();
     drop(child.stdout.take());
+    stderr_and_exit(child)
+}
+
+/// Reads a child's piped stderr to the end and waits for it: (exit code, stderr).
+fn stderr_and_exit(mut child: Child) -> (Option<i32>, String) {
     let mut err = String::new();
     child
         .stderr
@@ -224,13 +224,9 @@ fn no_command_panics_when_its_stdout_is_closed_early() {
     assert_quiet_exit(
         "replay",
         run_with_closed_stdout(
-            bin()
-                .args(["replay", "--config"])
-                .arg(&cfg)
-                .arg("--input")
-                .arg(&input)
-                .arg("--output")
-                .arg(dir.path().join("out")),
+            &mut Replay::new(&cfg, &input)
+                .output(&dir.path().join("out"))
+                .command(),
         ),
     );
     assert_quiet_exit(
@@ -303,12 +299,14 @@ fn alive(pid: u32) -> bool {
 struct OpenBroker {
     child: std::process::Child,
     port: u16,
+    _dir: tempfile::TempDir,
 }
 
 impl OpenBroker {
-    fn start(dir: &Path) -> OpenBroker {
+    fn start() -> OpenBroker {
+        let dir = tempfile::tempdir().unwrap();
         let port = free_port();
-        let conf = dir.join("open-mosquitto.conf");
+        let conf = dir.path().join("open-mosquitto.conf");
         std::fs::write(
             &conf,
             format!("user root\nallow_anonymous true\nlistener {port} 127.0.0.1\n"),
@@ -329,7 +327,11 @@ impl OpenBroker {
             .is_ok()),
             "mosquitto did not start"
         );
-        OpenBroker { child, port }
+        OpenBroker {
+            child,
+            port,
+            _dir: dir,
+        }
     }
 }
 
@@ -340,109 +342,82 @@ impl Drop for OpenBroker {
     }
 }
 
-fn bench_mqtt(port: u16, seconds: &str) -> Command {
-    let mut c = bin();
-    c.args([
-        "bench-mqtt",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port.to_string(),
-        "--rates",
-        "200",
-        "--seconds",
-        seconds,
-        "--flood",
-        "0",
-        "--devices",
-        "5",
-    ]);
-    c
+/// `pitchside bench-mqtt` for `seconds` against a new [`OpenBroker`], with
+/// stdout and stderr made by `stdio`; `None` where mosquitto is missing.
+fn spawn_bench(seconds: &str, stdio: fn() -> Stdio) -> Option<(OpenBroker, Child)> {
+    if !have(&PROGRAMS) {
+        return None;
+    }
+    let broker = OpenBroker::start();
+    let child = bin()
+        .args(["bench-mqtt", "--host", "127.0.0.1"])
+        .args(["--port", &broker.port.to_string()])
+        .args(["--rates", "200", "--seconds", seconds])
+        .args(["--flood", "0", "--devices", "5"])
+        .stdout(stdio())
+        .stderr(stdio())
+        .spawn()
+        .unwrap();
+    Some((broker, child))
+}
+
+/// Waits until `parent` has live children: their pids, and whether any came.
+fn wait_for_children(parent: u32) -> (Vec<u32>, bool) {
+    let mut kids = Vec::new();
+    let found = wait_until(T, || {
+        kids = children_of(parent);
+        !kids.is_empty()
+    });
+    (kids, found)
+}
+
+/// Whether every one of `pids` is gone within 15 s.
+fn all_gone(pids: &[u32]) -> bool {
+    wait_until(Duration::from_secs(15), || !pids.iter().any(|&k| alive(k)))
 }
 
 #[test]
 fn bench_mqtt_child_gateway_dies_with_a_killed_parent() {
-    if !have(&PROGRAMS) {
+    let Some((_broker, mut parent)) = spawn_bench("60", Stdio::null) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = OpenBroker::start(dir.path());
-    let mut parent = bench_mqtt(broker.port, "60")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut kids = Vec::new();
-    assert!(
-        wait_until(T, || {
-            kids = children_of(parent.id());
-            !kids.is_empty()
-        }),
-        "bench-mqtt started no gateway"
-    );
+    };
+    let (kids, started) = wait_for_children(parent.id());
+    assert!(started, "bench-mqtt started no gateway");
     // Let the child get going (its signal handling and watchdog installed).
     std::thread::sleep(Duration::from_secs(2));
     parent.kill().unwrap();
     parent.wait().unwrap();
-    let gone = wait_until(Duration::from_secs(15), || !kids.iter().any(|&k| alive(k)));
-    assert!(gone, "gateway {kids:?} outlived its bench-mqtt parent");
+    assert!(
+        all_gone(&kids),
+        "gateway {kids:?} outlived its bench-mqtt parent"
+    );
 }
 
 #[test]
 fn bench_mqtt_piped_into_head_neither_panics_nor_leaves_its_gateway() {
-    if !have(&PROGRAMS) {
+    let Some((_broker, mut child)) = spawn_bench("1", Stdio::piped) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = OpenBroker::start(dir.path());
-    let mut child = bench_mqtt(broker.port, "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let me = child.id();
+    };
     drop(child.stdout.take());
-    let mut kids = Vec::new();
-    wait_until(T, || {
-        kids = children_of(me);
-        !kids.is_empty()
-    });
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap();
-    assert!(
-        !matches!(status.code(), Some(101) | Some(134) | None),
-        "exit {status:?}\n{err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    let gone = wait_until(Duration::from_secs(15), || !kids.iter().any(|&k| alive(k)));
-    assert!(gone, "gateway {kids:?} left behind");
+    let (kids, _) = wait_for_children(child.id());
+    assert_quiet_exit("bench-mqtt", stderr_and_exit(child));
+    assert!(all_gone(&kids), "gateway {kids:?} left behind");
 }
 
 #[test]
 fn sigterm_with_an_idle_mqtt_alert_output_exits_within_3_s() {
-    if !have(&PROGRAMS) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let port = free_port();
+    let Some(rig) = MqttRig::new() else { return };
+    let broker = &rig.broker;
     let cfg = fast_config(
-        dir.path(),
-        port,
+        rig.dir.path(),
+        rig.metrics,
         &format!(
             "[sources.simulator]\nrate = 100\nanomaly_rate = 0.0\nfatigue_rate = 0.0\n\
-             [alerts]\ntopic_prefix = \"alerts\"\n[alerts.mqtt]\nhost = \"127.0.0.1\"\nport = {}\n\
-             username = \"{USER}\"\npassword_env = \"PITCHSIDE_TEST_MQTT_PASSWORD\"\n",
-            broker.port
+             [alerts]\ntopic_prefix = \"alerts\"\n[alerts.mqtt]\n{}",
+            broker.login(broker.port)
         ),
     );
-    let gw = Gateway::start(&cfg, port, &[("PITCHSIDE_TEST_MQTT_PASSWORD", PASSWORD)]);
+    let gw = rig.start(&cfg);
     gw.log
         .wait_for("Alert output connected to MQTT broker", 1, T);
     gw.wait_metric("pitchside_input_rows_total", 1.0, T);

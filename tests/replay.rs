@@ -9,7 +9,6 @@ use parquet::basic::{Compression, LogicalType, TimeUnit};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use pitchside::tables::{ColType, TableId};
 use std::collections::BTreeMap;
-use std::io::Write;
 
 const BASE: &str = "2026-11-29T19:30";
 const BASE_US: i64 = 1_795_980_600_000_000; // 2026-11-29T19:30:00Z
@@ -73,30 +72,26 @@ fn input() -> Vec<u8> {
     out
 }
 
-fn replay(dir: &std::path::Path) -> std::path::PathBuf {
+/// Replays `input` (written to `dir/name`) as wearable lines into `dir/out`.
+fn replay_wearable(dir: &std::path::Path, name: &str, input: &[u8]) -> std::process::Output {
     let cfg = config(dir, "");
-    let input_path = dir.join("input.jsonl");
-    std::fs::File::create(&input_path)
-        .unwrap()
-        .write_all(&input())
-        .unwrap();
-    let out = dir.join("out");
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .arg("--input")
-        .arg(&input_path)
-        .arg("--output")
-        .arg(&out)
-        .args(["--sensor", "wearable"])
-        .output()
-        .unwrap();
+    let input_path = dir.join(name);
+    std::fs::write(&input_path, input).unwrap();
+    Replay::new(&cfg, &input_path)
+        .output(&dir.join("out"))
+        .sensor("wearable")
+        .run()
+}
+
+/// Replays the scenario into `dir/out`, asserting success; returns `dir/out`.
+fn replay(dir: &std::path::Path) -> std::path::PathBuf {
+    let o = replay_wearable(dir, "input.jsonl", &input());
     assert!(
         o.status.success(),
         "replay failed: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    out
+    dir.join("out")
 }
 
 #[test]
@@ -327,12 +322,7 @@ fn the_same_input_gives_the_same_alert_and_window_bytes() {
 fn bad_config_stops_replay_with_the_key_named() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), "[detector]\nthreshold = -1\n");
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .args(["--input", "/dev/null"])
-        .output()
-        .unwrap();
+    let o = Replay::new(&cfg, std::path::Path::new("/dev/null")).run();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("detector.threshold"), "{err}");
@@ -340,19 +330,7 @@ fn bad_config_stops_replay_with_the_key_named() {
 
 /// Runs `pitchside replay` on `input` into `dir/out`; returns (exit code, stdout, stderr).
 fn replay_lines(dir: &std::path::Path, input: &[u8]) -> (Option<i32>, String, String) {
-    let cfg = config(dir, "");
-    let input_path = dir.join("lines.jsonl");
-    std::fs::write(&input_path, input).unwrap();
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .arg("--input")
-        .arg(&input_path)
-        .arg("--output")
-        .arg(dir.join("out"))
-        .args(["--sensor", "wearable"])
-        .output()
-        .unwrap();
+    let o = replay_wearable(dir, "lines.jsonl", input);
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::services::{free_port, http_get};
+use common::services::{free_port, get_metrics, http_get};
 use common::*;
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -12,32 +12,13 @@ use std::time::{Duration, Instant};
 fn run_with_simulator_writes_tables_and_drains_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let cfg = dir.path().join("run.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            r#"[venue]
-id = "testvenue"
-gateway_id = "gw-run"
-[windows]
-size = "1s"
-watermark_delay = "0s"
-[output]
-store = "file://{store}"
-spool_dir = "{spool}"
-flush_interval = "1s"
-[metrics]
-progress_interval = "1s"
-listen = "127.0.0.1:{port}"
-[sources.simulator]
-rate = 500
-anomaly_rate = 0.01
-"#,
-            store = dir.path().join("store").display(),
-            spool = dir.path().join("spool").display(),
-        ),
-    )
-    .unwrap();
+    let cfg = VenueConfig::fast(dir.path(), port)
+        .set_str("venue", "gateway_id", "gw-run")
+        .set_str("output", "flush_interval", "1s")
+        .set_str("metrics", "progress_interval", "1s")
+        .set("sources.simulator", "rate", 500)
+        .set("sources.simulator", "anomaly_rate", 0.01)
+        .write_as("run.toml");
     let mut child = bin()
         .args(["run", "--config"])
         .arg(&cfg)
@@ -53,7 +34,7 @@ anomaly_rate = 0.01
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    let metrics = http_get(port, "/metrics").expect("metrics endpoint answers");
+    let metrics = get_metrics(port).expect("metrics endpoint answers");
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
     assert!(metrics.contains("pitchside_input_rows_total "), "{metrics}");
     assert!(http_get(port, "/healthz").unwrap().contains("ok"));
@@ -106,28 +87,18 @@ anomaly_rate = 0.01
 #[test]
 fn simulate_output_replays_into_alerts_and_fatigue() {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args([
-            "simulate",
-            "--count",
-            "30000",
-            "--rate",
-            "50",
-            "--start",
-            "2026-11-29T19:00:00Z",
-            "--seed",
-            "3",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = succeed(
+        bin()
+            .args(["simulate", "--count", "30000", "--rate", "50"])
+            .args(["--start", "2026-11-29T19:00:00Z", "--seed", "3"]),
+    );
     let lines = String::from_utf8(out.stdout).unwrap();
     assert_eq!(lines.lines().count(), 30_000);
     let input = dir.path().join("sim.jsonl");
     std::fs::write(&input, &lines).unwrap();
     let cfg = config(dir.path(), "[fatigue]\nk = 1.0\n");
     let outdir = dir.path().join("out");
-    replay(&cfg, &input, Some(&outdir));
+    Replay::new(&cfg, &input).output(&outdir).succeed();
     assert!(
         rows(&outdir, "alerts").len() > 20,
         "injected anomalies are detected"

@@ -4,75 +4,21 @@
 
 mod common;
 
+use common::serial::{serial_source, Pty, SerialRig};
 use common::services::*;
 use common::*;
-use std::io::Write;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-/// `socat` copying its stdin to a new pty whose slave is linked at `link`.
-struct Pty {
-    child: Child,
-}
-
-impl Pty {
-    fn open(link: &Path) -> Pty {
-        let child = Command::new("socat")
-            .arg("-u")
-            .arg("STDIN")
-            .arg(format!("PTY,raw,echo=0,link={}", link.display()))
-            .stdin(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        assert!(
-            wait_until(Duration::from_secs(5), || link.exists()),
-            "socat made no pty"
-        );
-        Pty { child }
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Closes the far end: socat sees end of input, closes the pty and exits.
-    fn close(mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Pty {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn serial_lines_become_events_bad_lines_become_rejects_and_a_reopened_device_is_read_again() {
-    if !have(&["socat"]) {
+    let Some(rig) = SerialRig::with_socat(
+        "ttyTEST0",
+        "baud = 9600\nsensor = \"generic\"\nmax_line_bytes = 200\n",
+        |c| c,
+    ) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let tty = dir.path().join("ttyTEST0");
-    let port = free_port();
-    let cfg = fast_config(
-        dir.path(),
-        port,
-        &format!(
-            "[[sources.serial]]\npath = \"{}\"\nbaud = 9600\nsensor = \"generic\"\nmax_line_bytes = 200\n",
-            tty.display()
-        ),
-    );
-    let mut pty = Pty::open(&tty);
-    let gw = Gateway::start(&cfg, port, &[]);
-    gw.log
-        .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+    };
+    let (mut pty, gw) = rig.start_with_device();
 
     let mut batch = generic_events("env-1", 20, None, 0.0).join("\n");
     batch.push('\n');
@@ -86,7 +32,7 @@ fn serial_lines_become_events_bad_lines_become_rejects_and_a_reopened_device_is_
     gw.log
         .wait_for("Serial port disconnected", 1, Duration::from_secs(10));
     std::thread::sleep(Duration::from_millis(300));
-    let mut pty = Pty::open(&tty);
+    let mut pty = Pty::open(&rig.tty);
     gw.log
         .wait_for("Serial port opened.", 2, Duration::from_secs(15));
     let mut batch = generic_events("env-2", 10, None, 0.0).join("\n");
@@ -101,7 +47,7 @@ fn serial_lines_become_events_bad_lines_become_rejects_and_a_reopened_device_is_
         1,
         "one disconnect, logged once:\n{log}"
     );
-    let store = dir.path().join("store");
+    let store = rig.dir.path().join("store");
     let raw = rows(&store, "raw");
     assert_eq!(raw.len(), 30, "every valid line is one reading");
     assert!(raw.iter().all(|r| s(r, "sensor") == "generic"));
@@ -109,7 +55,7 @@ fn serial_lines_become_events_bad_lines_become_rejects_and_a_reopened_device_is_
     let mut reasons: Vec<&str> = rejects.iter().map(|r| s(r, "reason")).collect();
     reasons.sort();
     assert_eq!(reasons, ["invalid_json", "invalid_utf8", "too_large"]);
-    let source = format!("serial:{}", tty.display());
+    let source = format!("serial:{}", rig.tty.display());
     assert!(rejects.iter().all(|r| s(r, "source") == source));
 }
 
@@ -120,75 +66,35 @@ fn simulate_writes_to_a_serial_port_that_the_gateway_reads() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("ttyA"), dir.path().join("ttyB"));
-    // A linked pair of pseudo-terminals: what is written to A is read from B.
-    let mut socat = Command::new("socat")
-        .arg(format!("PTY,raw,echo=0,link={}", a.display()))
-        .arg(format!("PTY,raw,echo=0,link={}", b.display()))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(wait_until(Duration::from_secs(5), || a.exists() && b.exists()));
+    let pair = Pty::pair(&a, &b);
     let port = free_port();
-    let cfg = fast_config(
-        dir.path(),
-        port,
-        &format!("[[sources.serial]]\npath = \"{}\"\n", b.display()),
-    );
+    let cfg = fast_config(dir.path(), port, &serial_source(&b, ""));
     let gw = Gateway::start(&cfg, port, &[]);
     gw.log
         .wait_for("Serial port opened.", 1, Duration::from_secs(15));
-    let out = bin()
-        .args([
-            "simulate",
-            "--count",
-            "300",
-            "--rate",
-            "300",
-            "--realtime",
-            "--serial",
-        ])
-        .arg(&a)
-        .args(["--baud", "115200"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        bin()
+            .args(["simulate", "--count", "300", "--rate", "300"])
+            .args(["--realtime", "--serial"])
+            .arg(&a)
+            .args(["--baud", "115200"]),
     );
     gw.wait_metric("pitchside_input_rows_total", 300.0, Duration::from_secs(10));
     gw.stop();
-    let _ = socat.kill();
-    let _ = socat.wait();
+    drop(pair);
     assert!(rows(&dir.path().join("store"), "rejects").is_empty());
 }
 
 #[test]
 fn a_power_cut_loses_no_serial_line_older_than_the_sync_interval() {
-    if !have(&["socat"]) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let tty = dir.path().join("ttyTEST2");
-    let port = free_port();
-    let cfg = fast_config(
-        dir.path(),
-        port,
-        &format!(
-            "[[sources.serial]]\npath = \"{}\"\nsensor = \"generic\"\n",
-            tty.display()
-        ),
-    );
     // Nothing reaches a Parquet file before the cut: only the journal keeps the lines.
-    let text = std::fs::read_to_string(&cfg).unwrap().replace(
-        "flush_interval = \"500ms\"",
-        "flush_interval = \"1h\"\nsync_interval = \"100ms\"",
-    );
-    std::fs::write(&cfg, text).unwrap();
-    let mut pty = Pty::open(&tty);
-    let gw = Gateway::start(&cfg, port, &[]);
-    gw.log
-        .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+    let Some(rig) = SerialRig::with_socat("ttyTEST2", "sensor = \"generic\"\n", |c| {
+        c.set_str("output", "flush_interval", "1h")
+            .set_str("output", "sync_interval", "100ms")
+    }) else {
+        return;
+    };
+    let (mut pty, gw) = rig.start_with_device();
     let lines = generic_events("probe-1", 120, None, 0.0).join("\n") + "\n";
     pty.write(lines.as_bytes());
     gw.wait_metric("pitchside_input_rows_total", 120.0, Duration::from_secs(15));
@@ -196,11 +102,11 @@ fn a_power_cut_loses_no_serial_line_older_than_the_sync_interval() {
     gw.kill9(); // as far as the process can tell, a power cut
     drop(pty);
 
-    let gw = Gateway::start(&cfg, port, &[]);
+    let gw = rig.start();
     gw.log
         .wait_for("Replayed the journal", 1, Duration::from_secs(15));
     gw.stop();
-    let raw = rows(&dir.path().join("store"), "raw");
+    let raw = rows(&rig.dir.path().join("store"), "raw");
     assert_eq!(
         raw.len(),
         120,
@@ -210,25 +116,13 @@ fn a_power_cut_loses_no_serial_line_older_than_the_sync_interval() {
 
 #[test]
 fn healthz_fails_while_a_source_is_down_and_status_says_so() {
-    if !have(&["socat"]) {
+    let Some(rig) = SerialRig::with_socat("ttyTEST3", "sensor = \"generic\"\n", |c| {
+        c.set_str("metrics", "health_grace", "1s")
+    }) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let tty = dir.path().join("ttyTEST3");
-    let port = free_port();
-    let cfg = fast_config(
-        dir.path(),
-        port,
-        &format!(
-            "[[sources.serial]]\npath = \"{}\"\nsensor = \"generic\"\n",
-            tty.display()
-        ),
-    );
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("[metrics]\n", "[metrics]\nhealth_grace = \"1s\"\n");
-    std::fs::write(&cfg, text).unwrap();
-    let gw = Gateway::start(&cfg, port, &[]);
+    };
+    let (tty, port) = (&rig.tty, rig.port);
+    let gw = rig.start();
     // No device yet: down from the start, unhealthy after the grace period.
     assert!(wait_until(Duration::from_secs(15), || http_get(
         port, "/healthz"
@@ -257,14 +151,14 @@ fn healthz_fails_while_a_source_is_down_and_status_says_so() {
     let addr = format!("127.0.0.1:{port}");
     status_says(&["--addr", &addr], 1, &["unhealthy", "sources     1 down"]);
 
-    let pty = Pty::open(&tty);
+    let pty = Pty::open(tty);
     gw.log
         .wait_for("Serial port opened.", 1, Duration::from_secs(15));
     assert!(wait_until(Duration::from_secs(5), || http_get(
         port, "/healthz"
     )
     .is_some_and(|r| r.starts_with("HTTP/1.1 200"))));
-    let cfg_arg = cfg.display().to_string();
+    let cfg_arg = rig.cfg.display().to_string();
     status_says(
         &["--config", &cfg_arg],
         0,
@@ -276,24 +170,10 @@ fn healthz_fails_while_a_source_is_down_and_status_says_so() {
 
 #[test]
 fn a_misspelled_metric_is_counted_by_name_and_the_clock_state_decides_on_future_times() {
-    if !have(&["socat"]) {
+    let Some(rig) = SerialRig::with_socat("ttyW0", "sensor = \"wearable\"\n", |c| c) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let tty = dir.path().join("ttyW0");
-    let port = free_port();
-    let cfg = fast_config(
-        dir.path(),
-        port,
-        &format!(
-            "[[sources.serial]]\npath = \"{}\"\nsensor = \"wearable\"\n",
-            tty.display()
-        ),
-    );
-    let mut pty = Pty::open(&tty);
-    let gw = Gateway::start(&cfg, port, &[]);
-    gw.log
-        .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+    };
+    let (mut pty, gw) = rig.start_with_device();
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -339,5 +219,5 @@ fn a_misspelled_metric_is_counted_by_name_and_the_clock_state_decides_on_future_
         "{log}"
     );
     let counted = if synced { 3 } else { 4 };
-    assert_eq!(rows(&dir.path().join("store"), "raw").len(), counted);
+    assert_eq!(rows(&rig.dir.path().join("store"), "raw").len(), counted);
 }

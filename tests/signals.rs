@@ -6,45 +6,25 @@ mod common;
 
 use common::services::*;
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(20);
 
-fn write_config(dir: &Path, port: u16, threshold: f64, level: &str, window: &str) -> PathBuf {
-    let text = format!(
-        r#"[venue]
-id = "testvenue"
-gateway_id = "gw-1"
-[detector]
-threshold = {threshold}
-[windows]
-size = "{window}"
-watermark_delay = "0s"
-[output]
-store = "file://{store}"
-spool_dir = "{spool}"
-flush_interval = "500ms"
-[metrics]
-progress_interval = "200ms"
-listen = "127.0.0.1:{port}"
-[log]
-level = "{level}"
-[sources.simulator]
-rate = 200
-"#,
-        store = dir.join("store").display(),
-        spool = dir.join("spool").display(),
-    );
-    let path = dir.join("venue.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+/// The signal tests' config: the simulator at 200 events/s, with the
+/// settings a reload may change as arguments.
+fn signals_config(dir: &Path, port: u16, threshold: f64, level: &str, window: &str) -> VenueConfig {
+    VenueConfig::fast(dir, port)
+        .set("detector", "threshold", threshold)
+        .set_str("windows", "size", window)
+        .set_str("log", "level", level)
+        .set("sources.simulator", "rate", 200)
 }
 
 /// A gateway whose log level comes from its config (PITCHSIDE_LOG empty).
 fn start(dir: &Path) -> (Gateway, u16) {
     let port = free_port();
-    let cfg = write_config(dir, port, 3.5, "info", "1s");
+    let cfg = signals_config(dir, port, 3.5, "info", "1s").write();
     let gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "")]);
     gw.wait_metric("pitchside_input_rows_total", 1.0, T);
     (gw, port)
@@ -67,25 +47,13 @@ fn sighup_reloads_threshold_and_log_level_names_restart_keys_and_keeps_running()
     let dir = tempfile::tempdir().unwrap();
     let (mut gw, port) = start(dir.path());
     // `windows.size` cannot change under open windows: named, not applied.
-    write_config(dir.path(), port, 4.5, "debug", "2s");
+    signals_config(dir.path(), port, 4.5, "debug", "2s").write();
     gw.signal("HUP");
-    gw.log.wait_for("Config reloaded", 1, T);
-    let line = gw
-        .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("Config reloaded"))
-        .unwrap();
+    let line = gw.log.wait_line("Config reloaded", T);
     assert!(line.contains("detector.threshold"), "{line}");
     assert!(line.contains("log.level"), "{line}");
     assert!(!line.contains("windows.size"), "{line}");
-    gw.log.wait_for("need a restart", 1, T);
-    let warn = gw
-        .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("need a restart"))
-        .unwrap();
+    let warn = gw.log.wait_line("need a restart", T);
     assert!(warn.contains("WARN"), "{warn}");
     assert!(warn.contains("windows.size"), "{warn}");
     assert!(!warn.contains("detector.threshold"), "{warn}");
@@ -105,26 +73,16 @@ fn sighup_reloads_threshold_and_log_level_names_restart_keys_and_keeps_running()
 fn sighup_with_a_broken_config_logs_an_error_and_keeps_the_old_one() {
     let dir = tempfile::tempdir().unwrap();
     let (mut gw, port) = start(dir.path());
-    let cfg = dir.path().join("venue.toml");
-    let good = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        good.replace("threshold = 3.5", "threshold = \"high\""),
-    )
-    .unwrap();
+    signals_config(dir.path(), port, 3.5, "info", "1s")
+        .set("detector", "threshold", "\"high\"")
+        .write();
     gw.signal("HUP");
-    gw.log.wait_for("Config reload failed", 1, T);
-    let line = gw
-        .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("Config reload failed"))
-        .unwrap();
+    let line = gw.log.wait_line("Config reload failed", T);
     assert!(line.contains("ERROR"), "{line}");
     assert!(line.contains("threshold"), "{line}");
     assert_still_producing(&mut gw);
     // Fixed, it reloads.
-    write_config(dir.path(), port, 5.0, "info", "1s");
+    signals_config(dir.path(), port, 5.0, "info", "1s").write();
     gw.signal("HUP");
     gw.log.wait_for("Config reloaded", 1, T);
     assert_still_producing(&mut gw);
@@ -168,18 +126,13 @@ fn sigterm_and_sigint_each_drain_log_exit_0_and_leave_files_in_the_store() {
 fn a_reloaded_threshold_takes_effect_on_live_detection() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let cfg = write_config(dir.path(), port, 3.5, "info", "1s");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        text.replace("rate = 200\n", "rate = 400\nanomaly_rate = 0.05\n"),
-    )
-    .unwrap();
-    let mut gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "")]);
+    let config = signals_config(dir.path(), port, 3.5, "info", "1s")
+        .set("sources.simulator", "rate", 400)
+        .set("sources.simulator", "anomaly_rate", 0.05);
+    let mut gw = Gateway::start(&config.write(), port, &[("PITCHSIDE_LOG", "")]);
     gw.wait_metric("pitchside_alerts_total", 5.0, T);
     // No injected 4–6σ anomaly reaches |z| > 1000.
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(&cfg, text.replace("threshold = 3.5", "threshold = 1000.0")).unwrap();
+    config.set("detector", "threshold", "1000.0").write();
     gw.signal("HUP");
     gw.log.wait_for("Pipeline settings reloaded", 1, T);
     std::thread::sleep(Duration::from_millis(600));

@@ -7,44 +7,10 @@
 mod common;
 
 use common::services::{free_port, wait_until, Gateway};
+use common::tmpfs::Tmpfs;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// A tmpfs of `size` mounted at `dir/name`, unmounted on drop. `None` (with
-/// a loud message) where mounting is not allowed; CI runs as root and must
-/// mount (`PITCHSIDE_REQUIRE_SERVICES`).
-struct SmallDisk(PathBuf);
-
-impl SmallDisk {
-    fn mount(dir: &Path, name: &str, size: &str) -> Option<SmallDisk> {
-        let at = dir.join(name);
-        std::fs::create_dir_all(&at).unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&at)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            assert!(
-                std::env::var_os("PITCHSIDE_REQUIRE_SERVICES").is_none(),
-                "cannot mount a tmpfs (CI runs as root and must)"
-            );
-            eprintln!("!!! SKIPPED: cannot mount a tmpfs here (not root?)");
-            return None;
-        }
-        Some(SmallDisk(at))
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(&self.0)
-            .status();
-    }
-}
 
 /// Every key under a local store folder, relative to it.
 fn keys(root: &Path) -> Vec<String> {
@@ -73,32 +39,44 @@ fn bytes_under(root: &Path) -> u64 {
 }
 
 /// The config of a soak run: the simulator at `rate` events/s, 1 s windows,
-/// a spool in `spool` with `output` added to `[output]`, metrics on `port`.
-fn soak_config(dir: &Path, port: u16, spool: &Path, output: &str, rate: u32) -> PathBuf {
-    let text = format!(
-        r#"[venue]
-id = "testvenue"
-gateway_id = "gw-1"
-[windows]
-size = "1s"
-watermark_delay = "0s"
-[output]
-store = "file://{store}"
-spool_dir = "{spool}"
-{output}
-[metrics]
-progress_interval = "200ms"
-listen = "127.0.0.1:{port}"
-[sources.simulator]
-rate = {rate}
-anomaly_rate = 0.01
-"#,
-        store = dir.join("store").display(),
-        spool = spool.display(),
-    );
-    let path = dir.join("venue.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+/// a spool in `spool` with `output` keys set in `[output]`, metrics on `port`.
+fn soak_config(dir: &Path, port: u16, spool: &Path, output: &[(&str, &str)], rate: u32) -> PathBuf {
+    VenueConfig::fast(dir, port)
+        .set_str("output", "spool_dir", spool.display())
+        .set_strs("output", output)
+        .set("sources.simulator", "rate", rate)
+        .set("sources.simulator", "anomaly_rate", 0.01)
+        .write()
+}
+
+/// A soak config fed at `rate` with its spool on a tmpfs of `size` and
+/// `output` keys set in `[output]`.
+struct SmallDiskRun {
+    // Unmounted before the folder it is mounted in is removed.
+    disk: Tmpfs,
+    dir: tempfile::TempDir,
+    cfg: PathBuf,
+    port: u16,
+}
+
+impl SmallDiskRun {
+    /// `None` where a tmpfs cannot be mounted (see [`Tmpfs::mount`]).
+    fn new(size: &str, output: &[(&str, &str)], rate: u32) -> Option<SmallDiskRun> {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = Tmpfs::mount(&dir.path().join("spooldisk"), size)?;
+        let port = free_port();
+        let cfg = soak_config(dir.path(), port, &disk.path().join("spool"), output, rate);
+        Some(SmallDiskRun {
+            disk,
+            dir,
+            cfg,
+            port,
+        })
+    }
+
+    fn start(&self) -> Gateway {
+        Gateway::start(&self.cfg, self.port, &[("PITCHSIDE_LOG", "info")])
+    }
 }
 
 #[test]
@@ -113,7 +91,11 @@ fn a_healthy_gateway_ships_twenty_times_its_spool_ceiling_without_evicting_anyth
         dir.path(),
         port,
         &dir.path().join("spool"),
-        "flush_interval = \"1s\"\nspool_max_bytes = \"1MiB\"\ncompression = \"snappy\"",
+        &[
+            ("flush_interval", "1s"),
+            ("spool_max_bytes", "1MiB"),
+            ("compression", "snappy"),
+        ],
         20000,
     );
     let store = dir.path().join("store");
@@ -162,21 +144,12 @@ fn a_healthy_gateway_ships_twenty_times_its_spool_ceiling_without_evicting_anyth
 
 #[test]
 fn a_spool_disk_smaller_than_min_free_disk_deletes_nothing_while_the_store_is_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(disk) = SmallDisk::mount(dir.path(), "spooldisk", "8m") else {
+    // The default min_free_disk (256 MiB) can never be met on 8 MiB.
+    let Some(run) = SmallDiskRun::new("8m", &[("flush_interval", "500ms")], 2000) else {
         return;
     };
-    let port = free_port();
-    // The default min_free_disk (256 MiB) can never be met on 8 MiB.
-    let cfg = soak_config(
-        dir.path(),
-        port,
-        &disk.0.join("spool"),
-        "flush_interval = \"500ms\"",
-        2000,
-    );
-    let store = dir.path().join("store");
-    let gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "info")]);
+    let store = run.dir.path().join("store");
+    let gw = run.start();
     gw.wait_metric(
         "pitchside_uploaded_files_total",
         40.0,
@@ -192,20 +165,12 @@ fn a_spool_disk_smaller_than_min_free_disk_deletes_nothing_while_the_store_is_up
 
 #[test]
 fn a_full_disk_with_the_store_down_evicts_raw_before_losing_any_alert() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(disk) = SmallDisk::mount(dir.path(), "spooldisk", "3m") else {
+    let output = [("flush_interval", "500ms"), ("min_free_disk", "0B")];
+    let Some(run) = SmallDiskRun::new("3m", &output, 6000) else {
         return;
     };
-    let port = free_port();
-    let cfg = soak_config(
-        dir.path(),
-        port,
-        &disk.0.join("spool"),
-        "flush_interval = \"500ms\"\nmin_free_disk = \"0B\"",
-        6000,
-    );
     // The store is down: each table's folder in it is a file, so every put fails.
-    let store = dir.path().join("store");
+    let store = run.dir.path().join("store");
     std::fs::create_dir_all(&store).unwrap();
     for t in [
         "alerts",
@@ -221,7 +186,7 @@ fn a_full_disk_with_the_store_down_evicts_raw_before_losing_any_alert() {
     ] {
         std::fs::write(store.join(t), b"down").unwrap();
     }
-    let gw = Gateway::start(&cfg, port, &[("PITCHSIDE_LOG", "info")]);
+    let gw = run.start();
     // Run until the disk has been full for a while: raw files evicted.
     gw.wait_metric(
         "pitchside_spool_evictions_total",
@@ -239,7 +204,7 @@ fn a_full_disk_with_the_store_down_evicts_raw_before_losing_any_alert() {
             .any(|l| l.contains("lost") && l.contains("table=\"alerts\"")),
         "alert rows lost; log:\n{log}"
     );
-    let spooled = disk.0.join("spool/outgoing");
+    let spooled = run.disk.path().join("spool/outgoing");
     let spooled_alerts: usize = rows(&spooled, "alerts").len();
     assert!(
         spooled_alerts as f64 >= alerts,

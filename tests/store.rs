@@ -13,8 +13,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-/// Writes credential files and returns `[output]` TOML for `server`.
-fn output_section(dir: &Path, server: &Server, secret: &str, extra: &str) -> String {
+/// Writes credential files and points `c` at `server` (prefix `venues`, a
+/// flush every second) with them.
+fn with_store(c: VenueConfig, dir: &Path, server: &Server, secret: &str) -> VenueConfig {
     let key_id = dir.join("key_id");
     let secret_file = dir.join("secret");
     std::fs::write(&key_id, ACCESS_KEY).unwrap();
@@ -25,30 +26,18 @@ fn output_section(dir: &Path, server: &Server, secret: &str, extra: &str) -> Str
         secret
     };
     std::fs::write(&secret_file, secret).unwrap();
-    let creds = match server.kind {
-        Kind::S3sFs | Kind::Moto => format!(
-            "access_key_id_file = \"{}\"\nsecret_access_key_file = \"{}\"\n",
-            key_id.display(),
-            secret_file.display()
-        ),
-        Kind::Azurite => format!("access_key_file = \"{}\"\n", secret_file.display()),
-    };
-    // output_toml ends inside the store's own section, so credentials go there.
-    format!(
-        "[output]\nspool_dir = \"{}\"\nflush_interval = \"1s\"\n{extra}{}{creds}",
-        dir.join("spool").display(),
-        server.output_toml("venues"),
-    )
+    let c = server.configure(c.set_str("output", "flush_interval", "1s"), "venues");
+    match server.kind {
+        Kind::S3sFs | Kind::Moto => c
+            .set_str("output.s3", "access_key_id_file", key_id.display())
+            .set_str("output.s3", "secret_access_key_file", secret_file.display()),
+        Kind::Azurite => c.set_str("output.azure", "access_key_file", secret_file.display()),
+    }
 }
 
-fn venue_config(dir: &Path, output: &str, tail: &str) -> std::path::PathBuf {
-    let path = dir.join("venue.toml");
-    std::fs::write(
-        &path,
-        format!("[venue]\nid = \"testvenue\"\ngateway_id = \"gw-1\"\n{output}\n{tail}"),
-    )
-    .unwrap();
-    path
+/// A config for replays uploading to `server` with `secret`.
+fn replay_config(dir: &Path, server: &Server, secret: &str) -> std::path::PathBuf {
+    with_store(VenueConfig::new(dir), dir, server, secret).write()
 }
 
 fn simulated_input(dir: &Path, count: u32) -> std::path::PathBuf {
@@ -104,23 +93,12 @@ fn replay_uploads_every_table(kind: Kind) {
         return;
     };
     let input = simulated_input(dir.path(), 6000);
-    let cfg = venue_config(
-        dir.path(),
-        &output_section(dir.path(), &server, SECRET_KEY, ""),
-        "[metrics]\nlisten = \"\"\n",
-    );
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .arg("--input")
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cfg = replay_config(dir.path(), &server, SECRET_KEY);
+    Replay::new(&cfg, &input).succeed();
 
     // The same input into a local folder is the reference.
     let local = dir.path().join("local");
-    replay(&cfg, &input, Some(&local));
+    Replay::new(&cfg, &input).output(&local).succeed();
 
     let (keys, rows) = store_contents(&store_for(&cfg));
     let mut local_keys = Vec::new();
@@ -172,21 +150,20 @@ fn replay_uploads_every_table_to_azurite() {
     replay_uploads_every_table(Kind::Azurite);
 }
 
+/// A gateway config uploading to `server`, fed by the simulator at `rate`,
+/// with `output` keys added to `[output]`; and its metrics port.
 fn gateway_config(
     dir: &Path,
     server: &Server,
-    extra_output: &str,
+    output: &[(&str, &str)],
     rate: u32,
 ) -> (std::path::PathBuf, u16) {
     let port = free_port();
-    let tail = format!(
-        "[windows]\nsize = \"1s\"\nwatermark_delay = \"0s\"\n[metrics]\nprogress_interval = \"500ms\"\nlisten = \"127.0.0.1:{port}\"\n[sources.simulator]\nrate = {rate}\n"
-    );
-    let cfg = venue_config(
-        dir,
-        &output_section(dir, server, SECRET_KEY, extra_output),
-        &tail,
-    );
+    let cfg = with_store(VenueConfig::fast(dir, port), dir, server, SECRET_KEY)
+        .set_strs("output", output)
+        .set_str("metrics", "progress_interval", "500ms")
+        .set("sources.simulator", "rate", rate)
+        .write();
     (cfg, port)
 }
 
@@ -196,7 +173,7 @@ fn store_outage_keeps_files_in_the_spool_then_drains_every_file_once() {
     let Some(mut server) = Server::start(Kind::S3sFs, &dir.path().join("server")) else {
         return;
     };
-    let (cfg, port) = gateway_config(dir.path(), &server, "upload_timeout = \"2s\"\n", 400);
+    let (cfg, port) = gateway_config(dir.path(), &server, &[("upload_timeout", "2s")], 400);
     let gw = Gateway::start(&cfg, port, &[]);
     gw.wait_metric(
         "pitchside_uploaded_files_total",
@@ -251,7 +228,7 @@ fn full_spool_evicts_raw_first_and_keeps_alerts() {
     let (cfg, port) = gateway_config(
         dir.path(),
         &server,
-        "upload_timeout = \"1s\"\nspool_max_bytes = \"1MiB\"\n",
+        &[("upload_timeout", "1s"), ("spool_max_bytes", "1MiB")],
         4000,
     );
     let gw = Gateway::start(&cfg, port, &[]);
@@ -289,18 +266,8 @@ fn wrong_credentials_give_a_clear_error_and_keep_the_files() {
         return;
     };
     let input = simulated_input(dir.path(), 500);
-    let cfg = venue_config(
-        dir.path(),
-        &output_section(dir.path(), &server, "not-the-secret", ""),
-        "[metrics]\nlisten = \"\"\n",
-    );
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .arg("--input")
-        .arg(&input)
-        .output()
-        .unwrap();
+    let cfg = replay_config(dir.path(), &server, "not-the-secret");
+    let o = Replay::new(&cfg, &input).run();
     assert!(!o.status.success(), "a replay that cannot upload fails");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -323,16 +290,7 @@ fn a_lost_spool_continues_the_store_sequence_instead_of_overwriting() {
     let dir = tempfile::tempdir().unwrap();
     let input = simulated_input(dir.path(), 300);
     let cfg = config(dir.path(), "");
-    let replay = || {
-        let o = bin()
-            .args(["replay", "--config"])
-            .arg(&cfg)
-            .arg("--input")
-            .arg(&input)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    };
+    let replay = || Replay::new(&cfg, &input).succeed();
     replay();
     let store = dir.path().join("store");
     let first = files(&store, "raw");
@@ -362,13 +320,7 @@ fn replay_into_the_spool_of_a_running_gateway_is_refused() {
         .count("running")
         > 0));
     let input = simulated_input(dir.path(), 10);
-    let o = bin()
-        .args(["replay", "--config"])
-        .arg(&cfg)
-        .arg("--input")
-        .arg(&input)
-        .output()
-        .unwrap();
+    let o = Replay::new(&cfg, &input).run();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("in use by another pitchside process"), "{err}");

@@ -3,7 +3,7 @@
 //! test's temp folder, and certificates made with the `openssl` CLI. Killed
 //! on drop.
 
-use super::services::{free_port, wait_until, which};
+use super::services::{free_port, have, wait_until, which, Gateway};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -12,6 +12,15 @@ use std::time::Duration;
 pub const USER: &str = "gateway";
 /// Its password.
 pub const PASSWORD: &str = "s3cret-pw";
+/// The environment variable the test configs read the password from, and
+/// its value: pass it to [`super::services::Gateway::start`].
+pub const PASSWORD_ENV: (&str, &str) = ("PITCHSIDE_TEST_MQTT_PASSWORD", PASSWORD);
+
+/// A `[[sources.mqtt]]` section: `broker` lines (see [`Broker::login`]) as
+/// its broker table and one subscription made of the `subscription` lines.
+pub fn mqtt_source(broker: &str, subscription: &str) -> String {
+    format!("[[sources.mqtt]]\n[sources.mqtt.broker]\n{broker}[[sources.mqtt.subscriptions]]\n{subscription}")
+}
 
 /// Programs the broker tests need.
 pub const PROGRAMS: [&str; 5] = [
@@ -21,6 +30,43 @@ pub const PROGRAMS: [&str; 5] = [
     "mosquitto_passwd",
     "openssl",
 ];
+
+/// A temp folder, a private broker with its files in it, and a free port
+/// for the gateway's metrics.
+pub struct MqttRig {
+    /// The folder (store, spool, config, the broker's files).
+    pub dir: tempfile::TempDir,
+    /// The broker.
+    pub broker: Broker,
+    /// The gateway's metrics port.
+    pub metrics: u16,
+}
+
+impl MqttRig {
+    /// `None` (after a loud notice) where mosquitto or openssl is missing.
+    pub fn new() -> Option<MqttRig> {
+        if !have(&PROGRAMS) {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let broker = Broker::start(dir.path());
+        Some(MqttRig {
+            dir,
+            broker,
+            metrics: free_port(),
+        })
+    }
+
+    /// Starts a gateway on `cfg` with the broker password in its environment.
+    pub fn start(&self, cfg: &Path) -> Gateway {
+        Gateway::start(cfg, self.metrics, &[PASSWORD_ENV])
+    }
+
+    /// The gateway's store folder.
+    pub fn store(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+}
 
 /// A running mosquitto.
 pub struct Broker {
@@ -189,22 +235,37 @@ impl Broker {
         std::fs::read_to_string(self.dir.join("mosquitto.log")).unwrap_or_default()
     }
 
+    /// Broker-table lines logging in as [`USER`] on `port` (plain or TLS),
+    /// the password from [`PASSWORD_ENV`].
+    pub fn login(&self, port: u16) -> String {
+        format!(
+            "host = \"127.0.0.1\"\nport = {port}\nusername = \"{USER}\"\npassword_env = \"{}\"\n",
+            PASSWORD_ENV.0
+        )
+    }
+
+    /// `mosquitto_pub`/`mosquitto_sub` with the options that reach this
+    /// broker as [`USER`] at QoS 1.
+    fn client<'a>(&self, program: &'a mut Command) -> &'a mut Command {
+        program.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &self.port.to_string(),
+            "-u",
+            USER,
+            "-P",
+            PASSWORD,
+            "-q",
+            "1",
+        ])
+    }
+
     /// Publishes each line as one QoS 1 message to `topic` with `mosquitto_pub`.
     pub fn publish(&self, topic: &str, lines: &[String]) {
-        let mut child = Command::new("mosquitto_pub")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-u",
-                USER,
-                "-P",
-                PASSWORD,
-                "-q",
-                "1",
-                "-i",
-            ])
+        let mut child = self
+            .client(&mut Command::new("mosquitto_pub"))
+            .arg("-i")
             .arg(format!("test-pub-{}", std::process::id()))
             .args(["-t", topic, "-l"])
             .stdin(Stdio::piped())
@@ -224,24 +285,9 @@ impl Broker {
     /// Subscribes with `mosquitto_sub -v` to `filter`; returns once subscribed.
     pub fn subscribe(&self, filter: &str) -> Subscriber {
         // stdbuf: mosquitto_sub's stdout is block-buffered on a pipe.
-        let mut child = Command::new("stdbuf")
-            .args(["-oL", "mosquitto_sub"])
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-u",
-                USER,
-                "-P",
-                PASSWORD,
-                "-q",
-                "1",
-                "-v",
-                "-d",
-                "-t",
-                filter,
-            ])
+        let mut child = self
+            .client(Command::new("stdbuf").args(["-oL", "mosquitto_sub"]))
+            .args(["-v", "-d", "-t", filter])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

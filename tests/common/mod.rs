@@ -4,30 +4,45 @@
 #![allow(dead_code)]
 
 pub mod broker;
+pub mod config;
+pub mod replay;
+pub mod serial;
 pub mod services;
 pub mod stores;
+pub mod tmpfs;
+
+// Not every test file uses both.
+#[allow(unused_imports)]
+pub use config::VenueConfig;
+#[allow(unused_imports)]
+pub use replay::Replay;
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The pitchside binary built for this test run.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pitchside"))
 }
 
-/// Writes a minimal config into `dir` with extra TOML appended; returns its path.
+/// Writes a minimal config ([`VenueConfig::new`]) into `dir` with `extra`
+/// TOML appended; returns its path.
 pub fn config(dir: &Path, extra: &str) -> PathBuf {
-    let text = format!(
-        "[venue]\nid = \"testvenue\"\ngateway_id = \"gw-1\"\n[output]\nstore = \"file://{}\"\nspool_dir = \"{}\"\n[metrics]\nlisten = \"\"\n{extra}",
-        dir.join("store").display(),
-        dir.join("spool").display()
+    VenueConfig::new(dir).extra(extra).write()
+}
+
+/// Runs `cmd` and asserts that it succeeded (its stderr in the message).
+pub fn succeed(cmd: &mut Command) -> Output {
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
     );
-    let path = dir.join("venue.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+    o
 }
 
 /// Every `.parquet` file under `root/table`, sorted.
@@ -126,22 +141,4 @@ pub fn assert_contiguous_seqs<'a>(keys: impl IntoIterator<Item = &'a str>) {
             "{table} has gaps or repeats"
         );
     }
-}
-
-/// Runs `pitchside replay`, with `--output` when given; asserts success.
-pub fn replay(cfg: &Path, input: &Path, output: Option<&Path>) {
-    let mut c = bin();
-    c.args(["replay", "--config"])
-        .arg(cfg)
-        .arg("--input")
-        .arg(input);
-    if let Some(o) = output {
-        c.arg("--output").arg(o);
-    }
-    let o = c.output().unwrap();
-    assert!(
-        o.status.success(),
-        "replay failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }

@@ -2,6 +2,7 @@
 //! under `PITCHSIDE_REQUIRE_SERVICES=1`), free ports, and a running
 //! `pitchside run` child whose log and metrics the test can watch.
 
+use super::VenueConfig;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -24,11 +25,17 @@ pub fn have(programs: &[&str]) -> bool {
         "this test needs {} (Debian: apt-get install mosquitto mosquitto-clients socat openssl)",
         missing.join(", ")
     );
-    if std::env::var("PITCHSIDE_REQUIRE_SERVICES").as_deref() == Ok("1") {
-        panic!("PITCHSIDE_REQUIRE_SERVICES=1 but {msg}");
-    }
-    eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+    skip(&msg);
     false
+}
+
+/// Says loudly that a test is skipped for `why`, or panics when
+/// `PITCHSIDE_REQUIRE_SERVICES=1` (CI, where nothing may be skipped).
+pub fn skip(why: &str) {
+    if std::env::var("PITCHSIDE_REQUIRE_SERVICES").as_deref() == Ok("1") {
+        panic!("PITCHSIDE_REQUIRE_SERVICES=1 but {why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
 }
 
 /// Full path of a program: PATH, then /usr/sbin and /sbin (mosquitto lives there).
@@ -96,6 +103,12 @@ impl Lines {
             .count()
     }
 
+    /// Waits until a line contains `text`; returns the first such line.
+    pub fn wait_line(&self, text: &str, timeout: Duration) -> String {
+        self.wait_for(text, 1, timeout);
+        self.all().into_iter().find(|l| l.contains(text)).unwrap()
+    }
+
     /// Waits until `count` lines contain `text`; panics with the output if not.
     pub fn wait_for(&self, text: &str, count: usize, timeout: Duration) {
         if !wait_until(timeout, || self.count(text) >= count) {
@@ -156,7 +169,7 @@ impl Gateway {
 
     /// A counter or gauge from `/metrics` (0 if absent or unreachable).
     pub fn metric(&self, name: &str) -> f64 {
-        let Some(text) = http_get(self.metrics_port, "/metrics") else {
+        let Some(text) = get_metrics(self.metrics_port) else {
             return 0.0;
         };
         text.lines()
@@ -244,6 +257,11 @@ impl Drop for Gateway {
     }
 }
 
+/// `GET /metrics` on 127.0.0.1:`port`; the whole response, head included.
+pub fn get_metrics(port: u16) -> Option<String> {
+    http_get(port, "/metrics")
+}
+
 /// One HTTP GET on 127.0.0.1; the whole response.
 pub fn http_get(port: u16, path: &str) -> Option<String> {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
@@ -254,30 +272,10 @@ pub fn http_get(port: u16, path: &str) -> Option<String> {
     Some(out)
 }
 
-/// The config header every service test uses: fast windows and flushes,
-/// metrics on `metrics_port`; `extra` is appended.
+/// The config every service test starts from ([`VenueConfig::fast`]) with
+/// `extra` TOML appended; returns its path.
 pub fn fast_config(dir: &Path, metrics_port: u16, extra: &str) -> std::path::PathBuf {
-    let text = format!(
-        r#"[venue]
-id = "testvenue"
-gateway_id = "gw-1"
-[windows]
-size = "1s"
-watermark_delay = "0s"
-[output]
-store = "file://{store}"
-spool_dir = "{spool}"
-flush_interval = "500ms"
-[metrics]
-progress_interval = "200ms"
-listen = "127.0.0.1:{metrics_port}"
-{extra}"#,
-        store = dir.join("store").display(),
-        spool = dir.join("spool").display(),
-    );
-    let path = dir.join("venue.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+    VenueConfig::fast(dir, metrics_port).extra(extra).write()
 }
 
 /// `n` generic events for `device`, one per 10 ms of event time from now,

@@ -3,6 +3,7 @@
 //! opinion) and Azurite (Azure Blob).
 
 use super::services::{free_port, have, wait_until};
+use super::VenueConfig;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -185,17 +186,26 @@ impl Server {
         }
     }
 
-    /// `[output]` TOML lines (store URL and its section) for this server.
-    pub fn output_toml(&self, prefix: &str) -> String {
+    /// Points `[output]` of `c` at this server under `prefix`, with the
+    /// store's own section (`[output.s3]`, `[output.azure]`) filled in.
+    pub fn configure(&self, c: VenueConfig, prefix: &str) -> VenueConfig {
+        let endpoint = format!("http://127.0.0.1:{}", self.port);
         match self.kind {
-            Kind::S3sFs | Kind::Moto => format!(
-                "store = \"s3://{}/{prefix}\"\n[output.s3]\nendpoint = \"http://127.0.0.1:{}\"\nregion = \"us-east-1\"\npath_style = true\nallow_http = true\n",
-                self.bucket, self.port
-            ),
-            Kind::Azurite => format!(
-                "store = \"az://{}/{prefix}\"\n[output.azure]\naccount = \"{AZ_ACCOUNT}\"\nendpoint = \"http://127.0.0.1:{}/{AZ_ACCOUNT}\"\nallow_http = true\n",
-                self.bucket, self.port
-            ),
+            Kind::S3sFs | Kind::Moto => c
+                .set_str("output", "store", format!("s3://{}/{prefix}", self.bucket))
+                .set_str("output.s3", "endpoint", endpoint)
+                .set_str("output.s3", "region", "us-east-1")
+                .set("output.s3", "path_style", true)
+                .set("output.s3", "allow_http", true),
+            Kind::Azurite => c
+                .set_str("output", "store", format!("az://{}/{prefix}", self.bucket))
+                .set_str("output.azure", "account", AZ_ACCOUNT)
+                .set_str(
+                    "output.azure",
+                    "endpoint",
+                    format!("{endpoint}/{AZ_ACCOUNT}"),
+                )
+                .set("output.azure", "allow_http", true),
         }
     }
 
