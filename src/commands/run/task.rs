@@ -35,6 +35,8 @@ pub(crate) struct PipelineParts {
     pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::config::reload::Reloadable>>,
 }
 
+/// Runs until the sources' channel closes, then flushes every table with a
+/// final checkpoint.
 pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let PipelineParts {
         config,
@@ -50,18 +52,73 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     } = parts;
     let mut reload_open = true;
     heartbeat.beat();
+    let (p, recorder) = restore(&config, checkpoint, &state_stats);
+    let mut sync_tick = tokio::time::interval(sync_interval(&config));
+    let mut task = Task {
+        p,
+        recorder,
+        tables,
+        stats,
+        state_stats,
+        snapshot,
+        alert_out,
+        heartbeat,
+        row_group: row_group_rows(&config),
+        progress: ProgressTracker::new(now_micros()),
+    };
+    let period = |us: i64| Duration::from_micros(us.max(1) as u64);
+    let mut flush = tokio::time::interval(period(config.output.flush_interval));
+    let mut report = tokio::time::interval(period(config.metrics.progress_interval));
+    flush.tick().await;
+    report.tick().await;
+    let mut batch = Vec::with_capacity(256);
+    loop {
+        tokio::select! {
+            n = rx.recv_many(&mut batch, 256) => {
+                if n == 0 {
+                    break;
+                }
+                task.take(&mut batch).await;
+            }
+            r = reload.changed(), if reload_open => match r {
+                Ok(()) => {
+                    let new = reload.borrow_and_update().clone();
+                    task.apply_reload(&new);
+                }
+                Err(_) => reload_open = false,
+            },
+            _ = sync_tick.tick() => task.recorder.commit(false),
+            _ = flush.tick() => task.flush().await,
+            _ = report.tick() => task.report(),
+        }
+    }
+    task.finish().await;
+}
+
+/// How often the journal is made durable (`output.sync_interval`).
+fn sync_interval(config: &Config) -> Duration {
+    Duration::from_micros(config.output.sync_interval.max(1) as u64)
+}
+
+/// The pipeline as the last run left it: its checkpoint restored, the
+/// journal since then replayed, the downtime between marked. Returns it
+/// with the journal recorder of this run.
+fn restore(
+    config: &Config,
+    checkpoint: Option<Vec<u8>>,
+    state_stats: &Arc<StateStats>,
+) -> (Pipeline, Recorder) {
     let started = now_micros();
     // Before this run writes any journal file or checkpoint.
     let last_ran = crate::state::downtime::last_activity(&config.output.spool_dir);
-    let mut p = Pipeline::new(&config, true);
-    let from = resume(&mut p, &config, checkpoint, &state_stats);
+    let mut p = Pipeline::new(config, true);
+    let from = resume(&mut p, config, checkpoint, state_stats);
     // Inputs since that checkpoint are in the journal: replay them with the
     // clock they arrived at, rebuilding exactly the state the crash cut short.
-    let sync_interval = Duration::from_micros(config.output.sync_interval.max(1) as u64);
-    let (mut recorder, replayed) = Recorder::start(
+    let (recorder, replayed) = Recorder::start(
         &config.output.spool_dir,
         from,
-        sync_interval,
+        sync_interval(config),
         state_stats.clone(),
         |input| {
             p.process(&input, input.received_at);
@@ -75,68 +132,93 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         );
     }
     note_downtime(&mut p, last_ran, started);
-    let mut sync_tick = tokio::time::interval(sync_interval);
-    let row_group = row_group_rows(&config);
-    let mut progress = ProgressTracker::new(now_micros());
-    let period = |us: i64| Duration::from_micros(us.max(1) as u64);
-    let mut flush = tokio::time::interval(period(config.output.flush_interval));
-    let mut report = tokio::time::interval(period(config.metrics.progress_interval));
-    flush.tick().await;
-    report.tick().await;
-    let mut batch = Vec::with_capacity(256);
-    loop {
-        tokio::select! {
-            n = rx.recv_many(&mut batch, 256) => {
-                if n == 0 {
-                    break;
-                }
-                heartbeat.beat();
-                let t0 = std::time::Instant::now();
-                let clock = now_micros();
-                for mut input in batch.drain(..) {
-                    recorder.record(&mut input);
-                    p.process(&input, clock);
-                }
-                recorder.commit(false);
-                progress.add_busy(t0.elapsed().as_micros() as u64);
-                let alerts = p.drain_alerts();
-                log_alerts(&alerts);
-                // Never waits for the broker: a full alert queue drops and counts.
-                if let Some(out) = alert_out.as_ref().filter(|_| !alerts.is_empty()) {
-                    out.offer(alerts);
-                }
-                if p.max_buffered_rows() >= row_group {
-                    send(&tables, p.take_tables(row_group), false, &stats).await;
-                }
-            }
-            r = reload.changed(), if reload_open => match r {
-                Ok(()) => {
-                    let new = reload.borrow_and_update().clone();
-                    p.apply_reload(&new);
-                    info!(threshold = new.threshold, ranges = new.ranges.len(), "Pipeline settings reloaded.");
-                }
-                Err(_) => reload_open = false,
-            },
-            _ = sync_tick.tick() => recorder.commit(false),
-            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder, &stats).await,
-            _ = report.tick() => {
-                heartbeat.beat();
-                p.expire_idle();
-                let row = progress.tick(now_micros(), &p, &stats);
-                p.push_progress(&row);
-                info!("{}", row.summary(stats.files_written.load(Ordering::Relaxed)));
-                publish(&snapshot, &p, &row, (&stats, &state_stats));
-            }
+    (p, recorder)
+}
+
+/// The pipeline task's state between events.
+struct Task {
+    p: Pipeline,
+    recorder: Recorder,
+    tables: mpsc::Sender<Batch>,
+    stats: Arc<UploadStats>,
+    state_stats: Arc<StateStats>,
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+    alert_out: Option<AlertSender>,
+    heartbeat: Heartbeat,
+    /// Rows a table buffers before a row group goes to the encoder.
+    row_group: usize,
+    progress: ProgressTracker,
+}
+
+impl Task {
+    /// Journals and processes inputs; logs and offers the alerts they
+    /// raised; sends full row groups to the encoder.
+    async fn take(&mut self, batch: &mut Vec<RawInput>) {
+        self.heartbeat.beat();
+        let t0 = std::time::Instant::now();
+        let clock = now_micros();
+        for mut input in batch.drain(..) {
+            self.recorder.record(&mut input);
+            self.p.process(&input, clock);
+        }
+        self.recorder.commit(false);
+        self.progress.add_busy(t0.elapsed().as_micros() as u64);
+        let alerts = self.p.drain_alerts();
+        log_alerts(&alerts);
+        // Never waits for the broker: a full alert queue drops and counts.
+        if let Some(out) = self.alert_out.as_ref().filter(|_| !alerts.is_empty()) {
+            out.offer(alerts);
+        }
+        if self.p.max_buffered_rows() >= self.row_group {
+            let tables = self.p.take_tables(self.row_group);
+            send(&self.tables, tables, false, &self.stats).await;
         }
     }
-    let row = progress.tick(now_micros(), &p, &stats);
-    p.push_progress(&row);
-    flush_with_checkpoint(&tables, &mut p, &mut recorder, &stats).await;
-    info!(
-        inputs = p.counters().input_rows,
-        alerts = p.counters().alerts,
-        "Pipeline drained; open windows are kept in the checkpoint."
-    );
+
+    /// Settings a SIGHUP reload changed.
+    fn apply_reload(&mut self, new: &crate::config::reload::Reloadable) {
+        self.p.apply_reload(new);
+        info!(
+            threshold = new.threshold,
+            ranges = new.ranges.len(),
+            "Pipeline settings reloaded."
+        );
+    }
+
+    async fn flush(&mut self) {
+        flush_with_checkpoint(&self.tables, &mut self.p, &mut self.recorder, &self.stats).await
+    }
+
+    /// Every `metrics.progress_interval`: idle keys expire, a progress row
+    /// is written and logged, the metrics snapshot is updated.
+    fn report(&mut self) {
+        self.heartbeat.beat();
+        self.p.expire_idle();
+        let row = self.progress.tick(now_micros(), &self.p, &self.stats);
+        self.p.push_progress(&row);
+        info!(
+            "{}",
+            row.summary(self.stats.files_written.load(Ordering::Relaxed))
+        );
+        publish(
+            &self.snapshot,
+            &self.p,
+            &row,
+            (&self.stats, &self.state_stats),
+        );
+    }
+
+    /// The sources are done: a last progress row, a last flush with checkpoint.
+    async fn finish(mut self) {
+        let row = self.progress.tick(now_micros(), &self.p, &self.stats);
+        self.p.push_progress(&row);
+        self.flush().await;
+        info!(
+            inputs = self.p.counters().input_rows,
+            alerts = self.p.counters().alerts,
+            "Pipeline drained; open windows are kept in the checkpoint."
+        );
+    }
 }
 
 /// Marks windows overlapping the time since the last run (after the journal
