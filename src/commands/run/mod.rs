@@ -1,10 +1,17 @@
 //! Wiring for `pitchside run`: sources → bounded channel → pipeline task →
 //! bounded channel → encoder thread → spool → uploader. Each task owns its
 //! state; shutdown flows downstream as channels close.
+//!
+//! [`run_with`] reads as the list of start-up steps. The parts: `cli` (the
+//! command line), `task` (the pipeline task) and `restore` (how it starts),
+//! `encoder` (the encoder thread), `control` (SIGHUP reload, SIGUSR1
+//! status), `simulator` (the built-in source), `error` (why start-up fails).
 
 pub mod cli;
 pub mod control;
 mod encoder;
+mod error;
+mod restore;
 mod simulator;
 pub mod task;
 
@@ -38,40 +45,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
 pub use control::{Control, LoadConfig, SetLogLevel, Signals};
-
-/// Start-up failures; once running, errors are counted and logged instead.
-#[derive(Debug, thiserror::Error)]
-pub enum AppError {
-    /// The spool folder cannot be used.
-    #[error(transparent)]
-    Spool(#[from] crate::sinks::spool::SpoolError),
-    /// The store cannot be opened (boxed: it is large, and rare).
-    #[error(transparent)]
-    Store(Box<crate::sinks::store::StoreError>),
-    /// The metrics endpoint cannot listen.
-    #[error("metrics.listen {addr}: {source} (is another pitchside running? set metrics.listen = \"\" to turn it off)")]
-    Listen {
-        /// Address.
-        addr: String,
-        /// OS error.
-        source: std::io::Error,
-    },
-    /// An MQTT connection cannot be set up (password, certificates).
-    #[error(transparent)]
-    Mqtt(#[from] crate::mqtt::conn::ConnError),
-    /// No source is configured.
-    #[error("{}", crate::commands::preflight::NO_SOURCES)]
-    NoSources,
-    /// A start-up check failed (the same checks as `check-config`).
-    #[error(transparent)]
-    Preflight(#[from] crate::config::ConfigError),
-}
-
-impl From<crate::sinks::store::StoreError> for AppError {
-    fn from(e: crate::sinks::store::StoreError) -> Self {
-        AppError::Store(Box::new(e))
-    }
-}
+pub use error::AppError;
 
 /// How long stages get to drain after shutdown before they are named as stuck.
 pub const GRACE: Duration = Duration::from_secs(20);
@@ -98,11 +72,7 @@ pub async fn run_with(
     shutdown: CancellationToken,
     control: Option<Control>,
 ) -> Result<(), AppError> {
-    let checks = crate::commands::preflight::preflight(&config);
-    for warning in &checks.warnings {
-        warn!("{warning}");
-    }
-    checks.into_result()?;
+    preflight(&config)?;
     let (store, spool, pending) = open_spool_and_store(&config).await?;
     let d = Daemon {
         tracker: TaskTracker::new(),
@@ -117,12 +87,8 @@ pub async fn run_with(
     let (queue, wake_tx) = start_uploader(&config, store.clone(), pending, &d);
     let checkpoint = read_checkpoint(&config, &d.state_stats);
     let (table_tx, encoder) =
-        encoder::start(&config, spool, queue, wake_tx, &d.stats, &d.state_stats).map_err(
-            |source| AppError::Listen {
-                addr: "encoder thread".into(),
-                source,
-            },
-        )?;
+        encoder::start(&config, spool, queue, wake_tx, &d.stats, &d.state_stats)
+            .map_err(encoder_failed)?;
     info!(
         venue = %config.venue.id,
         gateway = %config.venue.gateway_id,
@@ -160,6 +126,24 @@ pub async fn run_with(
     let notifier = notify_ready(&d, heartbeat);
     drain(d, &notifier, pipeline, encoder).await;
     Ok(())
+}
+
+/// The start-up checks `check-config` makes; warnings are logged.
+fn preflight(config: &Config) -> Result<(), AppError> {
+    let checks = crate::commands::preflight::preflight(config);
+    for warning in &checks.warnings {
+        warn!("{warning}");
+    }
+    checks.into_result()?;
+    Ok(())
+}
+
+/// The encoder thread could not be started.
+fn encoder_failed(source: std::io::Error) -> AppError {
+    AppError::Listen {
+        addr: "encoder thread".into(),
+        source,
+    }
 }
 
 /// Opens the store and the spool (continuing the store's file numbers);
