@@ -14,6 +14,22 @@ fn checkpoint_file(dir: &Path) -> std::path::PathBuf {
 
 const SIM: &str = "[sources.simulator]\nrate = 400\nanomaly_rate = 0.01\n";
 
+/// Waits for the gateway to say it resumed, with detector keys restored.
+fn assert_resumed_with_baselines(gw: &Gateway) {
+    gw.log
+        .wait_for("Resumed from checkpoint", 1, Duration::from_secs(20));
+    let line = gw
+        .log
+        .all()
+        .into_iter()
+        .find(|l| l.contains("Resumed from checkpoint"))
+        .unwrap();
+    assert!(
+        line.contains("keys=") && !line.contains("keys=0 "),
+        "{line}"
+    );
+}
+
 #[test]
 fn restart_resumes_baselines_from_the_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
@@ -28,18 +44,7 @@ fn restart_resumes_baselines_from_the_checkpoint() {
     gw.stop();
 
     let gw = Gateway::start(&cfg, port, &[]);
-    gw.log
-        .wait_for("Resumed from checkpoint", 1, Duration::from_secs(20));
-    let line = gw
-        .log
-        .all()
-        .into_iter()
-        .find(|l| l.contains("Resumed from checkpoint"))
-        .unwrap();
-    assert!(
-        line.contains("keys=") && !line.contains("keys=0 "),
-        "{line}"
-    );
+    assert_resumed_with_baselines(&gw);
     gw.stop();
 }
 
@@ -74,6 +79,72 @@ fn a_damaged_checkpoint_is_set_aside_and_the_gateway_starts_fresh() {
         })
         .count();
     assert_eq!(aside, 1, "the damaged file is kept for inspection");
+}
+
+/// A checkpoint as builds before issue 11 sealed it: version 1, body
+/// length `u64`, FNV-1a 64 of the body `u64`, body.
+fn seal_v1(body: &[u8]) -> Vec<u8> {
+    let fnv = body.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+        (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let mut out = b"PSCKPT\0\0".to_vec();
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&fnv.to_le_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+#[test]
+fn a_version_1_checkpoint_opens_and_damage_in_it_is_refused() {
+    use pitchside::state::checkpoint::{open, path, read, seal, write};
+    let old = seal_v1(b"baselines");
+    assert_eq!(open(&old).unwrap(), b"baselines");
+    let mut flipped = old.clone();
+    flipped[20] ^= 1;
+    assert!(open(&flipped).unwrap_err().contains("checksum"));
+    assert!(open(&old[..old.len() - 1])
+        .unwrap_err()
+        .contains("truncated"));
+
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &old).unwrap();
+    let body = read(dir.path()).unwrap().unwrap();
+    assert_eq!(body, b"baselines");
+    write(dir.path(), &seal(&body)).unwrap();
+    let new = std::fs::read(path(dir.path())).unwrap();
+    assert_eq!(&new[8..12], &2u32.to_le_bytes(), "version 2");
+    assert_eq!(new.len(), 24 + body.len());
+    assert_eq!(open(&new).unwrap(), b"baselines");
+}
+
+#[test]
+fn a_version_1_checkpoint_is_resumed_after_an_upgrade_and_the_next_is_version_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = fast_config(dir.path(), port, SIM);
+    let gw = Gateway::start(&cfg, port, &[]);
+    gw.wait_metric("pitchside_state_keys", 50.0, Duration::from_secs(20));
+    gw.stop();
+    let sealed = std::fs::read(checkpoint_file(dir.path())).unwrap();
+    let body = pitchside::state::checkpoint::open(&sealed).unwrap();
+    std::fs::write(checkpoint_file(dir.path()), seal_v1(body)).unwrap();
+
+    let gw = Gateway::start(&cfg, port, &[]);
+    assert_resumed_with_baselines(&gw);
+    let version = || {
+        std::fs::read(checkpoint_file(dir.path()))
+            .ok()
+            .and_then(|b| b.get(8..12).map(|v| v.to_vec()))
+    };
+    assert!(
+        wait_until(Duration::from_secs(20), || version()
+            == Some(2u32.to_le_bytes().to_vec())),
+        "{:?}",
+        version()
+    );
+    let log = gw.stop();
+    assert!(!log.contains("Checkpoint not used"), "{log}");
 }
 
 #[test]

@@ -1,12 +1,19 @@
 //! The input journal on a disk that fills up and frees again: it goes off,
 //! says so (metrics, `/healthz`), counts what ran without it, and comes back
-//! by itself once there is space.
+//! by itself once there is space. And journal files of the build before
+//! issue 11 (no header, FNV-1a records), made here the old way: replayed
+//! once after an upgrade, then replaced.
 
 mod common;
 
 use common::services::*;
+use pitchside::model::{FramingError, RawInput, SensorKind};
+use pitchside::state::{journal, StateStats};
+use pitchside::util::codec::Enc;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A small tmpfs mounted on a folder for the test's lifetime.
@@ -110,6 +117,15 @@ fn a_journal_that_fails_on_a_full_disk_comes_back_when_space_returns() {
     // And they are crash-safe again: a kill -9 now replays them.
     gw.kill9();
     let gw = Gateway::start(&cfg, port, &[]);
+    let (replayed, line) = replayed(&gw);
+    // 400 inputs/s for the second after it came back.
+    assert!(replayed >= 200, "{line}");
+    gw.stop();
+}
+
+/// How many inputs a starting gateway replayed from the journal, and its
+/// log line saying so.
+fn replayed(gw: &Gateway) -> (u64, String) {
     gw.log
         .wait_for("Replayed the journal", 1, Duration::from_secs(20));
     let line = gw
@@ -118,13 +134,159 @@ fn a_journal_that_fails_on_a_full_disk_comes_back_when_space_returns() {
         .into_iter()
         .find(|l| l.contains("Replayed the journal"))
         .unwrap();
-    let replayed: u64 = line
+    let n = line
         .split("inputs=")
         .nth(1)
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
-    // 400 inputs/s for the second after it came back.
-    assert!(replayed >= 200, "{line}");
+    (n, line)
+}
+
+fn input(i: u32) -> RawInput {
+    RawInput {
+        source: "serial:/dev/x".into(),
+        sensor_hint: i.is_multiple_of(2).then_some(SensorKind::Crowd),
+        payload: format!("line {i}").into_bytes(),
+        received_at: i as i64,
+        framing_error: (i == 3).then_some(FramingError::TooLarge { len: 9999 }),
+        ack: None,
+    }
+}
+
+/// A journal file as builds before issue 11 wrote it: no header, records of
+/// `u32 length, u64 FNV-1a 64 of the body, body`.
+fn old_format_journal(inputs: impl IntoIterator<Item = RawInput>) -> Vec<u8> {
+    let fnv = |b: &[u8]| {
+        b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+            (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    let mut out = Vec::new();
+    for i in inputs {
+        let mut e = Enc::default();
+        e.str(&i.source);
+        e.u8(i.sensor_hint.map_or(255, |k| k as u8));
+        e.i64(i.received_at);
+        match i.framing_error {
+            Some(FramingError::TooLarge { len }) => {
+                e.u8(1);
+                e.u64(len as u64);
+            }
+            None => e.u8(0),
+        }
+        e.bytes(&i.payload);
+        out.extend_from_slice(&(e.0.len() as u32).to_le_bytes());
+        out.extend_from_slice(&fnv(&e.0).to_le_bytes());
+        out.extend_from_slice(&e.0);
+    }
+    out
+}
+
+/// Every input of the journal in `dir` from generation 0, as text.
+fn collect(dir: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    journal::replay(dir, 0, |r| v.push(format!("{r:?}"))).unwrap();
+    v
+}
+
+fn generation(dir: &Path, gen: u64) -> PathBuf {
+    dir.join(format!("{gen:012}.log"))
+}
+
+#[test]
+fn an_old_format_file_is_replayed_as_before_and_stops_at_damage_as_before() {
+    let new = tempfile::tempdir().unwrap();
+    let mut j = journal::Journal::open(new.path(), 0).unwrap();
+    for i in 0..6 {
+        j.append(&input(i)).unwrap();
+    }
+    j.sync().unwrap();
+    let old = tempfile::tempdir().unwrap();
+    let mut bytes = old_format_journal((0..6).map(input));
+    std::fs::write(generation(old.path(), 0), &bytes).unwrap();
+    assert_eq!(collect(old.path()).len(), 6);
+    assert_eq!(collect(old.path()), collect(new.path()));
+
+    let len = bytes.len();
+    std::fs::write(generation(old.path(), 0), &bytes[..len - 2]).unwrap();
+    assert_eq!(collect(old.path()).len(), 5, "a torn last record");
+    bytes[len - 1] ^= 1;
+    std::fs::write(generation(old.path(), 0), &bytes).unwrap();
+    assert_eq!(collect(old.path()).len(), 5, "a damaged last record");
+}
+
+#[test]
+fn an_old_format_file_is_replayed_then_removed_after_the_next_checkpoint() {
+    let spool = tempfile::tempdir().unwrap();
+    let dir = journal::dir(spool.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(generation(&dir, 0), old_format_journal((0..4).map(input))).unwrap();
+    let stats = Arc::new(StateStats::default());
+    let mut seen = Vec::new();
+    let (mut r, n) = journal::Recorder::start(
+        spool.path(),
+        0,
+        Duration::from_millis(10),
+        stats.clone(),
+        |i| seen.push(i.received_at),
+    );
+    assert_eq!((n, seen), (4, vec![0, 1, 2, 3]));
+    r.record(&mut input(4));
+    r.commit(true);
+    let new = std::fs::read(generation(&dir, 1)).unwrap();
+    assert!(new.starts_with(b"PSJRNL\0\0\x01\0\0\0"), "{new:?}");
+    // A checkpoint taken now replays from the generation rotate() returns;
+    // once it is durable, every generation before it goes.
+    let from = r.rotate();
+    journal::remove_before(&dir, from);
+    assert!(!generation(&dir, 0).exists() && !generation(&dir, 1).exists());
+    assert!(generation(&dir, from).exists());
+    assert_eq!(stats.journal_failures.load(Ordering::Relaxed), 0);
+}
+#[test]
+fn an_old_format_journal_is_replayed_at_start_up_and_gone_after_the_next_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = fast_config(dir.path(), port, "[sources.simulator]\nrate = 50\n");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
+    let mut sim = pitchside::sources::simulator::Simulator::new(&Default::default(), now);
+    let inputs = (0..300).map(|_| RawInput {
+        source: "simulator".into(),
+        sensor_hint: None,
+        payload: sim.next_line().0.into_bytes(),
+        received_at: now,
+        framing_error: None,
+        ack: None,
+    });
+    let folder = journal::dir(&dir.path().join("spool"));
+    std::fs::create_dir_all(&folder).unwrap();
+    let old = generation(&folder, 0);
+    std::fs::write(&old, old_format_journal(inputs)).unwrap();
+
+    let gw = Gateway::start(&cfg, port, &[]);
+    let (n, line) = replayed(&gw);
+    assert_eq!(n, 300, "{line}");
+    assert!(
+        wait_until(Duration::from_secs(20), || !old.exists()),
+        "the old file is removed once a checkpoint covers it"
+    );
     gw.stop();
+    let logs: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(!logs.is_empty());
+    for p in logs {
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(
+            bytes.is_empty() || bytes.starts_with(b"PSJRNL\0\0\x01\0\0\0"),
+            "{} has no header",
+            p.display()
+        );
+    }
 }

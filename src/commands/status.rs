@@ -3,6 +3,7 @@
 
 use crate::commands::console::{emit, error_text, print_error};
 use crate::config;
+use crate::telemetry::parse_metrics;
 use crate::util::time::{format_rfc3339, now_micros};
 use anyhow::Context as _;
 use std::collections::BTreeMap;
@@ -123,17 +124,6 @@ impl Report {
             EXIT_UNHEALTHY
         }
     }
-}
-
-/// Metric name (with labels) → value.
-pub fn parse_metrics(text: &str) -> BTreeMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let (k, v) = l.rsplit_once(' ')?;
-            Some((k.to_string(), v.parse().ok()?))
-        })
-        .collect()
 }
 
 /// The status report for the gateway whose metrics listen on `addr`.
@@ -286,13 +276,6 @@ fn data_path_lines(m: &BTreeMap<String, f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn metric_lines_with_labels_parse() {
-        let m = parse_metrics("# HELP x y\nx_total 3\nw{sensor=\"pitch\"} 1.5e9\n");
-        assert_eq!(m["x_total"], 3.0);
-        assert_eq!(m["w{sensor=\"pitch\"}"], 1.5e9);
-    }
 
     #[test]
     fn unknown_fields_and_an_unsynchronised_clock_are_shown() {

@@ -5,6 +5,14 @@
 //! always complete. Per-table sequence numbers live in `state/seq/{table}`
 //! and are also recovered from the files still in `outgoing/`, so a crash
 //! between the rename and the counter update neither reuses nor skips a number.
+//!
+//! This file is the [`Spool`]; file names and scans are in `names`, the
+//! fsync-and-rename steps in `durable`.
+
+mod durable;
+mod names;
+
+pub use names::{max_seq_in_folder, object_key, remove_uploaded, seq_of};
 
 use crate::tables::TableId;
 use std::fs::{self, File};
@@ -67,33 +75,6 @@ pub struct Spool {
     tmp_counter: u64,
     /// Held for the spool's lifetime: one process per spool.
     _lock: nix::fcntl::Flock<File>,
-}
-
-/// `{table}/venue_id={venue}/date={date}/{gateway}-{seq:012}.parquet`.
-pub fn object_key(
-    table: TableId,
-    venue_id: &str,
-    date: &str,
-    gateway_id: &str,
-    seq: u64,
-) -> String {
-    format!(
-        "{}/venue_id={venue_id}/date={date}/{gateway_id}-{seq:012}.parquet",
-        table.name()
-    )
-}
-
-/// Parses `{gateway}-{seq}.parquet` of our own gateway; `None` for anything else.
-pub fn seq_of(file_name: &str, gateway_id: &str) -> Option<u64> {
-    let rest = file_name.strip_prefix(gateway_id)?.strip_prefix('-')?;
-    let digits = rest.strip_suffix(".parquet")?;
-    (digits.len() == 12).then(|| digits.parse().ok()).flatten()
-}
-
-fn sync_dir(path: &Path) -> Result<(), SpoolError> {
-    File::open(path)
-        .and_then(|d| d.sync_all())
-        .map_err(io("fsync dir", path))
 }
 
 impl Spool {
@@ -186,17 +167,10 @@ impl Spool {
         tmp: &Path,
         date: &str,
     ) -> Result<SpooledFile, SpoolError> {
-        file.sync_all().map_err(io("fsync", tmp))?;
-        let size = file.metadata().map_err(io("stat", tmp))?.len();
-        drop(file);
         let seq = self.next_seq[table.index()];
         let key = object_key(table, &self.venue_id, date, &self.gateway_id, seq);
         let path = self.root.join("outgoing").join(&key);
-        // The parent exists under outgoing/ because key has a table/venue/date prefix.
-        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
-        fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-        fs::rename(tmp, &path).map_err(io("rename", &path))?;
-        sync_dir(&dir)?;
+        let size = durable::commit_file(file, tmp, &path)?;
         self.next_seq[table.index()] = seq + 1;
         self.persist_seq(table)?;
         Ok(SpooledFile {
@@ -221,46 +195,14 @@ impl Spool {
     }
 
     fn persist_seq(&self, table: TableId) -> Result<(), SpoolError> {
-        let p = self.seq_path(table);
-        let tmp = p.with_extension("tmp");
         let text = format!("{}\n", self.next_seq[table.index()]);
-        {
-            let mut f = File::create(&tmp).map_err(io("create", &tmp))?;
-            f.write_all(text.as_bytes()).map_err(io("write", &tmp))?;
-            f.sync_all().map_err(io("fsync", &tmp))?;
-        }
-        fs::rename(&tmp, &p).map_err(io("rename", &p))
+        durable::replace_file(&self.seq_path(table), &text)
     }
 
     /// Every complete file waiting in `outgoing/`, in upload order (table
     /// priority, then sequence).
     pub fn pending(&self) -> Result<Vec<SpooledFile>, SpoolError> {
-        let mut out = Vec::new();
-        let outgoing = self.root.join("outgoing");
-        for t in TableId::ALL {
-            let dir = outgoing.join(t.name());
-            if !dir.exists() {
-                continue;
-            }
-            walk(&dir, &mut |path, size| {
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if let Some(seq) = seq_of(name, &self.gateway_id) {
-                    let key = path
-                        .strip_prefix(&outgoing)
-                        .map(|k| k.to_string_lossy().replace('\\', "/"))
-                        .unwrap_or_default();
-                    out.push(SpooledFile {
-                        table: t,
-                        seq,
-                        key,
-                        path: path.to_path_buf(),
-                        size,
-                    });
-                }
-            })?;
-        }
-        out.sort();
-        Ok(out)
+        names::outgoing_files(&self.root.join("outgoing"), &self.gateway_id)
     }
 
     /// Files and bytes waiting.
@@ -271,62 +213,19 @@ impl Spool {
     }
 }
 
-fn walk(dir: &Path, f: &mut dyn FnMut(&Path, u64)) -> Result<(), SpoolError> {
-    for entry in fs::read_dir(dir).map_err(io("list", dir))? {
-        let entry = entry.map_err(io("list", dir))?;
-        let path = entry.path();
-        let meta = entry.metadata().map_err(io("stat", &path))?;
-        if meta.is_dir() {
-            walk(&path, f)?;
-        } else {
-            f(&path, meta.len());
-        }
-    }
-    Ok(())
-}
-
-/// Removes an uploaded file and the date/venue folders it leaves empty.
-pub fn remove_uploaded(file: &SpooledFile) -> Result<(), SpoolError> {
-    fs::remove_file(&file.path).map_err(io("remove", &file.path))?;
-    let mut dir = file.path.parent();
-    for _ in 0..2 {
-        match dir {
-            Some(d) if fs::remove_dir(d).is_ok() => dir = d.parent(),
-            _ => break,
-        }
-    }
-    Ok(())
-}
-
-/// The highest sequence number of `gateway_id` for each table found under a
-/// local store folder (replay into an existing `--output` folder continues
-/// after it instead of overwriting).
-pub fn max_seq_in_folder(root: &Path, gateway_id: &str) -> Vec<(TableId, u64)> {
-    let mut out = Vec::new();
-    for t in TableId::ALL {
-        let dir = root.join(t.name());
-        let mut max = None;
-        if dir.exists() {
-            let _ = walk(&dir, &mut |p, _| {
-                if let Some(s) = p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| seq_of(n, gateway_id))
-                {
-                    max = Some(max.map_or(s, |m: u64| m.max(s)));
-                }
-            });
-        }
-        if let Some(m) = max {
-            out.push((t, m));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A spool of gateway `gw-1` holding one small file of each of `tables`.
+    fn spool_holding(tables: &[TableId]) -> (tempfile::TempDir, Spool) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
+        for &t in tables {
+            s.write(t, "2026-11-29", b"x").unwrap();
+        }
+        (dir, s)
+    }
 
     #[test]
     fn files_get_the_spec_key_and_sequence_survives_reopen() {
@@ -348,10 +247,7 @@ mod tests {
 
     #[test]
     fn sequence_is_recovered_from_files_when_the_counter_is_lost() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
-        s.write(TableId::Raw, "2026-11-29", b"x").unwrap();
-        s.write(TableId::Raw, "2026-11-29", b"y").unwrap();
+        let (dir, s) = spool_holding(&[TableId::Raw, TableId::Raw]);
         drop(s);
         std::fs::remove_file(dir.path().join("state/seq/raw")).unwrap();
         let s = Spool::open(dir.path(), "v", "gw-1").unwrap();
@@ -360,10 +256,7 @@ mod tests {
 
     #[test]
     fn pending_lists_alerts_before_raw_and_removal_cleans_folders() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
-        s.write(TableId::Raw, "2026-11-29", b"r").unwrap();
-        s.write(TableId::Alerts, "2026-11-29", b"a").unwrap();
+        let (dir, s) = spool_holding(&[TableId::Raw, TableId::Alerts]);
         let p = s.pending().unwrap();
         assert_eq!(p[0].table, TableId::Alerts);
         assert_eq!(p[1].table, TableId::Raw);

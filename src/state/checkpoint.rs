@@ -4,18 +4,35 @@
 //! durable, so state and files always agree, and read back at start-up so a
 //! restart keeps its baselines.
 //!
-//! Format (little-endian): magic `PSCKPT\0\0`, version `u32`, body length
-//! `u64`, FNV-1a 64 checksum of the body `u64`, body. A file of another
-//! version, a bad checksum or a body that does not parse is moved aside with
-//! an ERROR and a counter, and the gateway starts fresh rather than crash-loop.
+//! `spool_dir/state/checkpoint.bin`, a header and one frame of
+//! [`super::frame`] (little-endian):
+//!
+//! ```text
+//! offset  bytes  field
+//!      0      8  magic "PSCKPT\0\0"
+//!      8      4  format version, u32 = 2
+//!     12      8  body length n, u64
+//!     20      4  CRC-32 of the body, u32
+//!     24      n  body: the pipeline's snapshot (util::codec encoding)
+//! ```
+//!
+//! Version 1 (builds before issue 11) had an FNV-1a 64 checksum, `u64` at
+//! 20..28, and the body at 28. A version 1 file is still read at start-up,
+//! so an upgrade keeps its baselines; the next checkpoint is version 2.
+//!
+//! A file of another version, a bad checksum or a body that does not parse
+//! is moved aside with an ERROR and a counter, and the gateway starts fresh
+//! rather than crash-loop.
 
-use crate::util::codec::Dec;
+use super::frame::{self, FrameError, Framing, Header};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Current format version.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// The version before, read once after an upgrade and never written.
+const LEGACY_VERSION: u32 = 1;
 const MAGIC: &[u8; 8] = b"PSCKPT\0\0";
 
 /// Why a checkpoint could not be used or written.
@@ -39,53 +56,39 @@ pub enum CheckpointError {
     },
 }
 
-fn fnv1a(b: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &x in b {
-        h ^= x as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 /// Wraps a body in the header.
 pub fn seal(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + 28);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&fnv1a(body).to_le_bytes());
-    out.extend_from_slice(body);
+    let mut out = Vec::with_capacity(frame::HEADER_LEN + frame::CURRENT.head_len() + body.len());
+    frame::put_header(&mut out, MAGIC, VERSION);
+    frame::CURRENT.put(&mut out, body);
     out
 }
 
-/// Checks the header and returns the body.
+/// Checks the header and returns the body (of this version or the one before).
 pub fn open(bytes: &[u8]) -> Result<&[u8], String> {
-    if bytes.len() < 28 || &bytes[..8] != MAGIC {
+    let Header::Ours { version, rest } = frame::header(bytes, MAGIC) else {
         return Err("not a pitchside checkpoint".into());
+    };
+    let framing: &Framing = match version {
+        VERSION => &frame::CURRENT,
+        LEGACY_VERSION => &frame::LEGACY_CHECKPOINT,
+        v => {
+            return Err(format!(
+                "format version {v}, this build reads {VERSION} (and {LEGACY_VERSION})"
+            ))
+        }
+    };
+    match framing.split(rest) {
+        Ok((body, [])) => Ok(body),
+        Ok((body, tail)) => Err(too_short(body.len() + tail.len(), body.len() as u64)),
+        Err(FrameError::Torn { want, have }) => Err(too_short(have, want)),
+        Err(FrameError::CutHead) => Err("header is cut short (truncated?)".into()),
+        Err(FrameError::Damaged) => Err("checksum mismatch (damaged)".into()),
     }
-    let mut d = Dec::new(&bytes[8..28]);
-    let (version, len, sum) = (
-        d.u32().unwrap_or(0),
-        d.u64().unwrap_or(0),
-        d.u64().unwrap_or(0),
-    );
-    if version != VERSION {
-        return Err(format!(
-            "format version {version}, this build reads {VERSION}"
-        ));
-    }
-    let body = &bytes[28..];
-    if body.len() as u64 != len {
-        return Err(format!(
-            "body is {} bytes, header says {len} (truncated?)",
-            body.len()
-        ));
-    }
-    if fnv1a(body) != sum {
-        return Err("checksum mismatch (damaged)".into());
-    }
-    Ok(body)
+}
+
+fn too_short(have: usize, want: u64) -> String {
+    format!("body is {have} bytes, header says {want} (truncated?)")
 }
 
 /// The checkpoint file of a spool.
@@ -153,13 +156,17 @@ mod tests {
         let mut flipped = good.clone();
         *flipped.last_mut().unwrap() ^= 1;
         assert!(open(&flipped).unwrap_err().contains("checksum"));
-        let mut v2 = good.clone();
-        v2[8] = 2;
-        assert!(open(&v2).unwrap_err().contains("version 2"));
-        assert!(open(&good[..good.len() - 1])
-            .unwrap_err()
-            .contains("truncated"));
+        let mut v3 = good.clone();
+        v3[8] = 3;
+        assert!(open(&v3).unwrap_err().contains("version 3"));
+        for cut in [good.len() - 1, 20, 12] {
+            assert!(open(&good[..cut]).unwrap_err().contains("truncated"));
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        assert!(open(&longer).unwrap_err().contains("header says 5"));
         assert!(open(b"garbage").is_err());
+        assert!(open(b"PSCKPT").is_err());
     }
 
     #[test]

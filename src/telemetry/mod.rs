@@ -1,12 +1,22 @@
-//! Monitoring (SPEC §6): progress rows, the progress log line, and the
-//! Prometheus text exposition.
+//! Monitoring (SPEC §6): progress rows, the progress log line, the
+//! Prometheus text exposition and `/healthz`, and systemd.
+//!
+//! Telemetry counts nothing itself: it reads the stats each component
+//! defines and writes ([`crate::pipeline::PipelineCounters`],
+//! [`crate::sinks::UploadStats`], [`crate::state::StateStats`],
+//! [`crate::sources::SourceStats`]).
 
+mod exposition;
+mod health;
+mod http;
+mod metrics;
 mod progress;
-mod prometheus;
+mod snapshot;
 pub mod systemd;
 
+pub use exposition::parse_metrics;
+pub use health::health;
+pub use http::{read_head, serve, RequestHead, MAX_REQUEST_HEAD, REQUEST_TIMEOUT};
+pub use metrics::render;
 pub use progress::ProgressTracker;
-pub use prometheus::{
-    health, read_head, render, serve, MetricsSnapshot, RequestHead, MAX_REQUEST_HEAD,
-    REQUEST_TIMEOUT,
-};
+pub use snapshot::MetricsSnapshot;

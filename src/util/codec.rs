@@ -1,7 +1,8 @@
 //! The binary encoding of saved state: little-endian values appended to a
 //! body ([`Enc`]) and read back in the same order ([`Dec`]). Pure: the
-//! detector, windows and fatigue encode their snapshots with it, and
-//! `state::checkpoint` / `state::journal` frame and store the bodies.
+//! detector, windows and fatigue encode their snapshots with it, the journal
+//! its records, and `state::frame` wraps the bodies in checksummed frames
+//! that `state::checkpoint` / `state::journal` store.
 
 /// A malformed body.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,110 @@
+//! The journal end to end: written, replayed, rotated and removed; torn and
+//! damaged files. (The format before, headerless files, is tested in
+//! `tests/journal.rs`, with files made the old way.)
+
+use super::*;
+use crate::model::{FramingError, RawInput, SensorKind};
+
+fn input(i: u32) -> RawInput {
+    RawInput {
+        source: "serial:/dev/x".into(),
+        sensor_hint: if i.is_multiple_of(2) {
+            Some(SensorKind::Crowd)
+        } else {
+            None
+        },
+        payload: format!("line {i}").into_bytes(),
+        received_at: i as i64,
+        framing_error: (i == 3).then_some(FramingError::TooLarge { len: 9999 }),
+        ack: None,
+    }
+}
+
+fn collect(dir: &Path, from: u64) -> (Vec<String>, u64) {
+    let mut v = Vec::new();
+    let next = replay(dir, from, |r| {
+        v.push(format!(
+            "{}|{:?}|{}|{:?}|{}",
+            r.source,
+            r.sensor_hint,
+            r.received_at,
+            r.framing_error,
+            String::from_utf8_lossy(&r.payload)
+        ))
+    })
+    .unwrap();
+    (v, next)
+}
+
+/// Generation `gen` of `dir` with inputs `range` in this build's format.
+fn written(dir: &Path, gen: u64, range: std::ops::Range<u32>) -> Vec<u8> {
+    let mut j = Journal::open(dir, gen).unwrap();
+    for i in range {
+        j.append(&input(i)).unwrap();
+    }
+    j.sync().unwrap();
+    fs::read(file_of(dir, gen)).unwrap()
+}
+
+#[test]
+fn inputs_come_back_in_order_across_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(dir.path(), 0).unwrap();
+    for i in 0..5 {
+        j.append(&input(i)).unwrap();
+    }
+    assert_eq!(j.rotate().unwrap(), 1);
+    for i in 5..8 {
+        j.append(&input(i)).unwrap();
+    }
+    j.sync().unwrap();
+    let (all, next) = collect(dir.path(), 0);
+    assert_eq!(all.len(), 8);
+    assert!(all[3].contains("TooLarge { len: 9999 }"));
+    assert!(all[7].ends_with("line 7"));
+    assert_eq!(next, 2);
+    assert_eq!(collect(dir.path(), 1).0.len(), 3);
+    remove_before(dir.path(), 1);
+    assert_eq!(generations(dir.path()), vec![1]);
+}
+
+#[test]
+fn a_torn_last_record_ends_replay_without_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = written(dir.path(), 0, 0..3);
+    fs::write(file_of(dir.path(), 0), &bytes[..bytes.len() - 3]).unwrap();
+    assert_eq!(collect(dir.path(), 0).0.len(), 2);
+}
+
+#[test]
+fn a_damaged_record_ends_that_files_replay_and_later_files_still_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = written(dir.path(), 0, 0..3);
+    written(dir.path(), 1, 3..4);
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    fs::write(file_of(dir.path(), 0), &bytes).unwrap();
+    let (all, next) = collect(dir.path(), 0);
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert!(all[2].contains("TooLarge"));
+    assert_eq!(next, 2);
+}
+
+#[test]
+fn a_damaged_header_ends_that_files_replay_like_a_torn_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = written(dir.path(), 0, 0..3);
+    fs::write(file_of(dir.path(), 0), &cut[..7]).unwrap();
+    let mut newer = written(dir.path(), 1, 0..3);
+    newer[8] = 9;
+    fs::write(file_of(dir.path(), 1), &newer).unwrap();
+    let mut foreign = written(dir.path(), 2, 0..3);
+    foreign[0] ^= 1;
+    fs::write(file_of(dir.path(), 2), &foreign).unwrap();
+    fs::write(file_of(dir.path(), 3), b"").unwrap();
+    written(dir.path(), 4, 3..5);
+    let (all, next) = collect(dir.path(), 0);
+    assert_eq!(all.len(), 2, "only the intact file: {all:?}");
+    assert!(all[0].contains("TooLarge"));
+    assert_eq!(next, 5);
+}

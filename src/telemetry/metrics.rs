@@ -1,0 +1,363 @@
+//! `/metrics`: a [`MetricsSnapshot`] as Prometheus text. One function per
+//! owner of the figures, called in the order the families have always been
+//! served in (dashboards and `pitchside status` read them by name, but a
+//! stable order keeps diffs of scrapes readable).
+
+use super::exposition::{Exposition, Kind};
+use super::MetricsSnapshot;
+use crate::model::{RejectReason, SensorKind};
+use crate::pipeline::decode::unknown::UnknownFields;
+use crate::pipeline::PipelineCounters;
+use crate::sources::SourceStats;
+use crate::tables::{ProgressRow, TableId};
+use std::sync::atomic::AtomicU64;
+
+/// Renders the snapshot as Prometheus text.
+pub fn render(s: &MetricsSnapshot) -> String {
+    let mut o = Exposition::with_capacity(4096);
+    o.family("pitchside_build_info", Kind::Gauge, "Build information.");
+    o.sample(
+        "pitchside_build_info",
+        &[("version", env!("CARGO_PKG_VERSION"))],
+        1,
+    );
+    pipeline(&mut o, &s.counters);
+    spool(&mut o, s);
+    o.counter(
+        "pitchside_checkpoint_failures_total",
+        "Checkpoints that could not be written, or were found unusable at start-up (set aside; the gateway started fresh).",
+        s.checkpoint_failures_total,
+    );
+    sources_down(&mut o, &s.sources);
+    upload(&mut o, s);
+    journal(&mut o, s);
+    live_figures(&mut o, &s.sources);
+    progress(&mut o, &s.progress);
+    o.into_text()
+}
+
+/// What the pipeline counts: inputs, rejects, late and duplicate readings,
+/// the clock, alerts, and what its bounded state had to drop.
+fn pipeline(o: &mut Exposition, c: &PipelineCounters) {
+    o.counter(
+        "pitchside_input_rows_total",
+        "Inputs received (events and rejects).",
+        c.input_rows,
+    );
+    o.counter(
+        "pitchside_readings_total",
+        "Accepted non-duplicate readings.",
+        c.readings,
+    );
+    rejects(o, c);
+    o.counter(
+        "pitchside_late_rows_total",
+        "Readings that arrived after their window closed.",
+        c.late_rows,
+    );
+    o.counter(
+        "pitchside_duplicate_rows_total",
+        "Readings ignored as duplicates.",
+        c.duplicate_rows,
+    );
+    o.counter(
+        "pitchside_duplicate_conflicts_total",
+        "Duplicates with another value than the reading kept (also in duplicate_rows).",
+        c.duplicate_conflicts,
+    );
+    unknown_fields(o, &c.unknown_fields);
+    clock(o, c);
+    o.counter("pitchside_alerts_total", "z-score alerts.", c.alerts);
+    o.counter(
+        "pitchside_fatigue_alerts_total",
+        "Fatigue alerts.",
+        c.fatigue_alerts,
+    );
+    o.counter(
+        "pitchside_evictions_total",
+        "Detector keys evicted at detector.max_keys.",
+        c.evictions,
+    );
+    o.counter(
+        "pitchside_window_drops_total",
+        "Events not windowed at windows.max_open_groups.",
+        c.window_drops,
+    );
+}
+
+fn rejects(o: &mut Exposition, c: &PipelineCounters) {
+    o.labelled(
+        "pitchside_rejected_rows_total",
+        Kind::Counter,
+        "Rejected inputs by reason.",
+        RejectReason::ALL.map(|r| ([("reason", r.as_str())], c.rejected[r as usize])),
+    );
+}
+
+fn unknown_fields(o: &mut Exposition, u: &UnknownFields) {
+    o.labelled(
+        "pitchside_unknown_fields_total",
+        Kind::Counter,
+        "Accepted events with a numeric field their sensor kind does not know (ignored), by field; names beyond the first 64 count as field=\"other\".",
+        u.iter()
+            .map(|(sensor, field, n)| ([("sensor", sensor.as_str()), ("field", field)], n)),
+    );
+}
+
+fn clock(o: &mut Exposition, c: &PipelineCounters) {
+    o.counter(
+        "pitchside_clock_unsynced_events_total",
+        "Events accepted without the limits.max_future check: the clock was unsynchronised.",
+        c.clock_unsynced_events,
+    );
+    o.gauge(
+        "pitchside_clock_synchronized",
+        "1 while the kernel reports the system clock synchronised (limits.max_future is checked).",
+        if c.clock_unsynchronized { 0.0 } else { 1.0 },
+    );
+}
+
+/// What the encoder and the spool count ([`crate::sinks::UploadStats`]).
+fn spool(o: &mut Exposition, s: &MetricsSnapshot) {
+    o.counter(
+        "pitchside_files_written_total",
+        "Parquet files written to the spool.",
+        s.files_written_total,
+    );
+    o.counter(
+        "pitchside_spool_evictions_total",
+        "Spool files deleted without upload to stay inside output.spool_max_bytes / min_free_disk.",
+        s.spool_evictions_total,
+    );
+    o.labelled(
+        "pitchside_lost_rows_total",
+        Kind::Counter,
+        "Rows that could not be written to the spool (disk full or failing) and are lost, by table.",
+        TableId::ALL.map(|t| ([("table", t.name())], s.lost_rows_total[t.index()])),
+    );
+    o.counter(
+        "pitchside_spool_vanished_files_total",
+        "Spool files gone from disk before upload (removed by hand); their rows are lost.",
+        s.vanished_files_total,
+    );
+}
+
+/// The uploader's counters ([`crate::sinks::UploadStats`]).
+fn upload(o: &mut Exposition, s: &MetricsSnapshot) {
+    o.counter(
+        "pitchside_uploaded_files_total",
+        "Files uploaded to the store.",
+        s.uploaded_files_total,
+    );
+    o.counter(
+        "pitchside_upload_failures_total",
+        "Failed upload attempts.",
+        s.upload_failures_total,
+    );
+}
+
+/// The input journal's state ([`crate::state::StateStats`]).
+fn journal(o: &mut Exposition, s: &MetricsSnapshot) {
+    o.gauge(
+        "pitchside_journal_enabled",
+        "1 while inputs are journaled (crash-safe), 0 while the journal is off.",
+        if s.journal_down_since == 0 { 1.0 } else { 0.0 },
+    );
+    o.counter(
+        "pitchside_unjournaled_inputs_total",
+        "Inputs processed while the journal was off (a crash would have lost them).",
+        s.unjournaled_inputs_total,
+    );
+    o.counter(
+        "pitchside_journal_failures_total",
+        "Journal open, write, fsync, rotation and start-up read failures.",
+        s.journal_failures_total,
+    );
+}
+
+/// Serial and MQTT sources not connected now, and for how long.
+fn sources_down(o: &mut Exposition, s: &SourceStats) {
+    o.gauge(
+        "pitchside_sources_down",
+        "Serial and MQTT sources not connected now.",
+        SourceStats::get(&s.sources_down) as f64,
+    );
+    let down = s.down_sources(crate::util::time::now_micros());
+    o.labelled(
+        "pitchside_source_down_seconds",
+        Kind::Gauge,
+        "How long each source that is down now has been down.",
+        down.iter()
+            .map(|(source, us)| ([("source", source.as_str())], *us as f64 / 1e6)),
+    );
+}
+
+/// A family of one live figure: name, type, help, and where it is counted.
+type Figure = (
+    &'static str,
+    Kind,
+    &'static str,
+    fn(&SourceStats) -> &AtomicU64,
+);
+
+/// The live figures of the sources and the alert output, in the order served.
+#[rustfmt::skip]
+const LIVE_FIGURES: [Figure; 9] = [
+    ("pitchside_serial_disconnects_total", Kind::Counter, "Serial devices that went away.", |s| &s.serial_disconnects),
+    ("pitchside_serial_dropped_lines_total", Kind::Counter, "Serial lines dropped while the pipeline was behind.", |s| &s.serial_dropped),
+    ("pitchside_mqtt_messages_total", Kind::Counter, "MQTT messages received.", |s| &s.mqtt_messages),
+    ("pitchside_mqtt_disconnects_total", Kind::Counter, "MQTT source connections lost.", |s| &s.mqtt_disconnects),
+    ("pitchside_mqtt_dropped_messages_total", Kind::Counter, "MQTT messages dropped while the pipeline was behind.", |s| &s.mqtt_dropped),
+    // The MQTT alert output's (written by sinks::alerts_mqtt, kept in SourceStats for now).
+    ("pitchside_alerts_published_total", Kind::Counter, "Alerts acknowledged by the alert broker.", |s| &s.alerts_published),
+    ("pitchside_alerts_dropped_total", Kind::Counter, "Alerts dropped from the MQTT output (queue full).", |s| &s.alerts_dropped),
+    ("pitchside_alerts_disconnects_total", Kind::Counter, "Alert output connections lost.", |s| &s.alerts_disconnects),
+    ("pitchside_alerts_queued", Kind::Gauge, "Alerts waiting for the alert broker.", |s| &s.alerts_queued),
+];
+
+fn live_figures(o: &mut Exposition, s: &SourceStats) {
+    for (name, kind, help, counted_in) in LIVE_FIGURES {
+        o.family(name, kind, help);
+        o.sample(name, &[], SourceStats::get(counted_in(s)));
+    }
+}
+
+/// Gauges of the latest progress row: rate, detector state, open windows,
+/// the spool, watermarks and the last upload.
+fn progress(o: &mut Exposition, p: &ProgressRow) {
+    o.gauge(
+        "pitchside_input_rows_per_second",
+        "Input rate over the last progress interval.",
+        p.input_rows_per_second,
+    );
+    o.gauge(
+        "pitchside_state_keys",
+        "Live detector keys.",
+        p.state_keys as f64,
+    );
+    o.gauge(
+        "pitchside_state_bytes",
+        "Detector state bytes.",
+        p.state_bytes as f64,
+    );
+    o.gauge(
+        "pitchside_open_windows",
+        "Open window cells.",
+        p.open_windows as f64,
+    );
+    o.gauge(
+        "pitchside_spool_files",
+        "Files waiting in the spool.",
+        p.spool_files as f64,
+    );
+    o.gauge(
+        "pitchside_spool_bytes",
+        "Bytes waiting in the spool.",
+        p.spool_bytes as f64,
+    );
+    o.labelled(
+        "pitchside_watermark_seconds",
+        Kind::Gauge,
+        "Watermark per sensor kind (epoch seconds).",
+        SensorKind::ALL
+            .iter()
+            .zip(p.watermarks)
+            .filter_map(|(k, w)| Some(([("sensor", k.as_str())], w? as f64 / 1e6))),
+    );
+    if let Some(t) = p.last_upload_at {
+        o.gauge(
+            "pitchside_last_upload_seconds",
+            "Time of the last successful upload (epoch seconds).",
+            t as f64 / 1e6,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SensorKind::Wearable;
+    use crate::telemetry::parse_metrics;
+
+    #[test]
+    fn unknown_fields_conflicts_and_clock_state_are_exposed_with_escaped_labels() {
+        let mut s = MetricsSnapshot::default();
+        let u = &mut s.counters.unknown_fields;
+        u.note(Wearable, "accel");
+        u.note(Wearable, "accel");
+        u.note(Wearable, "we\"ird\\name\n");
+        s.counters.duplicate_conflicts = 4;
+        s.counters.clock_unsynced_events = 9;
+        s.counters.clock_unsynchronized = true;
+        let text = render(&s);
+        let m = parse_metrics(&text);
+        assert_eq!(
+            m["pitchside_unknown_fields_total{sensor=\"wearable\",field=\"accel\"}"],
+            2.0
+        );
+        assert!(
+            text.contains("{sensor=\"wearable\",field=\"we\\\"ird\\\\name\\n\"} 1\n"),
+            "{text}"
+        );
+        assert_eq!(m["pitchside_duplicate_conflicts_total"], 4.0);
+        assert_eq!(m["pitchside_clock_unsynced_events_total"], 9.0);
+        assert_eq!(m["pitchside_clock_synchronized"], 0.0);
+        s.counters.clock_unsynchronized = false;
+        let m = parse_metrics(&render(&s));
+        assert_eq!(m["pitchside_clock_synchronized"], 1.0);
+    }
+
+    #[test]
+    fn families_are_served_in_their_documented_order() {
+        let text = render(&MetricsSnapshot::default());
+        let types: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE pitchside_"))
+            .collect();
+        assert_eq!(
+            types.join("\n"),
+            "build_info gauge
+input_rows_total counter
+readings_total counter
+rejected_rows_total counter
+late_rows_total counter
+duplicate_rows_total counter
+duplicate_conflicts_total counter
+unknown_fields_total counter
+clock_unsynced_events_total counter
+clock_synchronized gauge
+alerts_total counter
+fatigue_alerts_total counter
+evictions_total counter
+window_drops_total counter
+files_written_total counter
+spool_evictions_total counter
+lost_rows_total counter
+spool_vanished_files_total counter
+checkpoint_failures_total counter
+sources_down gauge
+source_down_seconds gauge
+uploaded_files_total counter
+upload_failures_total counter
+journal_enabled gauge
+unjournaled_inputs_total counter
+journal_failures_total counter
+serial_disconnects_total counter
+serial_dropped_lines_total counter
+mqtt_messages_total counter
+mqtt_disconnects_total counter
+mqtt_dropped_messages_total counter
+alerts_published_total counter
+alerts_dropped_total counter
+alerts_disconnects_total counter
+alerts_queued gauge
+input_rows_per_second gauge
+state_keys gauge
+state_bytes gauge
+open_windows gauge
+spool_files gauge
+spool_bytes gauge
+watermark_seconds gauge"
+        );
+    }
+}
