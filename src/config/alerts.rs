@@ -4,6 +4,7 @@
 use super::broker::{self, topic_ok, MqttBroker};
 use super::error::Problems;
 use super::schema::keys::{k, Key, Ty, U32};
+use crate::util::bounded::WhenFull;
 use serde::{Deserialize, Serialize};
 
 /// `[alerts]`: real-time alert output.
@@ -20,6 +21,13 @@ pub struct AlertsSection {
     /// Which alert is dropped when the queue is full: `drop-oldest` (default) or `drop-newest`.
     #[serde(default = "default_when_full")]
     pub when_full: String,
+    /// Alerts handed to the broker and not yet acknowledged, at most (default 64).
+    #[serde(default = "default_max_inflight")]
+    pub max_inflight: u32,
+    /// Alerts on their way from the pipeline to the output (default 4096);
+    /// past it the pipeline drops them (counted), it never waits.
+    #[serde(default = "default_input_queue")]
+    pub input_queue: u32,
     /// `[alerts.mqtt]`: the broker to publish to; absent means no MQTT output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mqtt: Option<MqttBroker>,
@@ -31,6 +39,8 @@ impl Default for AlertsSection {
             topic_prefix: default_topic_prefix(),
             queue: default_alert_queue(),
             when_full: default_when_full(),
+            max_inflight: default_max_inflight(),
+            input_queue: default_input_queue(),
             mqtt: None,
         }
     }
@@ -43,7 +53,13 @@ fn default_alert_queue() -> u32 {
     10_000
 }
 fn default_when_full() -> String {
-    "drop-oldest".into()
+    WhenFull::DropOldest.as_str().into()
+}
+fn default_max_inflight() -> u32 {
+    64
+}
+fn default_input_queue() -> u32 {
+    4096
 }
 
 /// The keys of `[alerts]`.
@@ -51,13 +67,31 @@ pub(super) const KEYS: &[Key] = &[
     k("topic_prefix", Ty::Text),
     k("queue", U32),
     k("when_full", Ty::Text),
+    k("max_inflight", U32),
+    k("input_queue", U32),
     k("mqtt", Ty::Table(broker::KEYS)),
 ];
 
+/// `[alerts]`, checked: capacities as `usize`, the queue rule typed.
+#[derive(Debug, Clone)]
+pub struct AlertsConfig {
+    /// Topic prefix.
+    pub topic_prefix: String,
+    /// Alerts held while the broker is away.
+    pub queue: usize,
+    /// Which alert a full queue drops.
+    pub when_full: WhenFull,
+    /// Unacknowledged alerts at most.
+    pub max_inflight: usize,
+    /// Capacity of the pipeline → output channel.
+    pub input_queue: usize,
+    /// The broker; `None` means no MQTT output.
+    pub mqtt: Option<MqttBroker>,
+}
+
 impl AlertsSection {
-    /// Checks every key. The alert output takes the section as it is
-    /// (its settings are reloadable), so the checked form is the section.
-    pub fn validate(&self) -> Result<AlertsSection, Vec<String>> {
+    /// Checks every key and types the queue rule.
+    pub fn validate(&self) -> Result<AlertsConfig, Vec<String>> {
         let mut p = Problems::default();
         if let Some(b) = &self.mqtt {
             b.check("alerts.mqtt", &mut p);
@@ -74,15 +108,22 @@ impl AlertsSection {
         p.check(self.queue != 0, || {
             "alerts.queue: must be at least 1".into()
         });
-        p.check(
-            matches!(self.when_full.as_str(), "drop-oldest" | "drop-newest"),
-            || {
-                format!(
-                    "alerts.when_full: {:?} must be \"drop-oldest\" or \"drop-newest\"",
-                    self.when_full
-                )
-            },
-        );
-        p.finish(self.clone())
+        let when_full = WhenFull::parse(&self.when_full)
+            .map_err(|e| p.push(format!("alerts.when_full: {e}")))
+            .unwrap_or_default();
+        p.check((1..=65_535).contains(&self.max_inflight), || {
+            format!("alerts.max_inflight: {} must be 1-65535", self.max_inflight)
+        });
+        p.check(self.input_queue != 0, || {
+            "alerts.input_queue: must be at least 1".into()
+        });
+        p.finish(AlertsConfig {
+            topic_prefix: self.topic_prefix.clone(),
+            queue: self.queue as usize,
+            when_full,
+            max_inflight: self.max_inflight as usize,
+            input_queue: self.input_queue as usize,
+            mqtt: self.mqtt.clone(),
+        })
     }
 }

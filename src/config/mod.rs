@@ -7,9 +7,8 @@
 //!
 //! One module per section owns its struct as parsed (`DetectorSection`), its
 //! keys for the schema walker, its `validate` and its checked form
-//! (`DetectorConfig`); [`Config`] is their composition. Sections whose
-//! consumers take them as written (`[sources.*]`, `[alerts]`) are their own
-//! checked form.
+//! (`DetectorConfig`); [`Config`] is their composition. The sources, whose
+//! consumers take them as written (`[sources.*]`), are their own checked form.
 
 pub mod alerts;
 mod board;
@@ -30,7 +29,7 @@ mod validate;
 pub mod venue;
 pub mod windows;
 
-pub use alerts::AlertsSection;
+pub use alerts::{AlertsConfig, AlertsSection};
 pub use board::{detect as detect_board, load_with_board, Board, BoardInfo};
 pub use broker::{MqttBroker, MqttTls};
 pub use detector::{DetectorConfig, DetectorSection};

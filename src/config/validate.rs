@@ -1,7 +1,7 @@
 //! The validated configuration: every section checked by its own
 //! `validate`, every problem of every section reported at once.
 
-use super::alerts::AlertsSection;
+use super::alerts::AlertsConfig;
 use super::detector::DetectorConfig;
 use super::error::{ConfigError, Problems};
 use super::fatigue::FatigueConfig;
@@ -39,8 +39,8 @@ pub struct Config {
     pub pipeline: PipelineConfig,
     /// `[sources.*]`, checked.
     pub sources: SourcesSection,
-    /// `[alerts]`, checked.
-    pub alerts: AlertsSection,
+    /// `[alerts]`.
+    pub alerts: AlertsConfig,
     /// `[log]`.
     pub log: LogConfig,
 }

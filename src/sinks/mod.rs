@@ -1,6 +1,7 @@
-//! Everything after the pipeline: Parquet encoding, the spool, the uploader.
+//! Everything after the pipeline: Parquet encoding, the spool, the uploader,
+//! and the real-time alert output over MQTT.
 
-pub mod alerts_mqtt;
+pub mod alerts;
 pub mod parquet;
 pub mod spool;
 pub mod spool_queue;

@@ -1,6 +1,7 @@
 //! Sources: where input lines and messages come from.
 
 pub mod framing;
+pub mod handover;
 pub mod mqtt;
 pub mod serial;
 pub mod sim_output;

@@ -2,7 +2,7 @@
 //! [`LineFramer`], reopened with backoff when the device goes away.
 //!
 //! The reader never waits for the pipeline: lines go straight into the input
-//! queue when it has room, else into a hold buffer of `max_held` lines; past
+//! queue when it has room, else into a hold queue of `max_held` lines; past
 //! that they are dropped and counted (`pitchside_serial_dropped_lines_total`).
 //! Waiting instead would let the kernel's small tty buffer overflow, which
 //! loses bytes silently and mangles lines.
@@ -10,10 +10,12 @@
 use crate::config::SerialSection;
 use crate::model::{FramingError, RawInput, SensorKind, SourceName};
 use crate::sources::framing::{Line, LineFramer};
-use crate::sources::stats::{LogLimit, SourceStats};
+use crate::sources::handover::{self, Holder};
+use crate::sources::stats::SourceStats;
 use crate::util::backoff::Backoff;
+use crate::util::bounded::{Bounded, WhenFull};
+use crate::util::log_limit::LogLimiter;
 use crate::util::time::now_micros;
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
@@ -21,9 +23,6 @@ use tokio::sync::mpsc;
 use tokio_serial::{DataBits, Parity, SerialPortBuilderExt, SerialStream, StopBits};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
-
-/// Lines held while the pipeline queue is full.
-pub const MAX_HELD_LINES: usize = 1024;
 
 /// A serial port's settings, checked and typed.
 #[derive(Debug, Clone)]
@@ -42,6 +41,8 @@ pub struct SerialSettings {
     pub sensor: Option<SensorKind>,
     /// Longest line in bytes.
     pub max_line: usize,
+    /// Lines held while the pipeline queue is full.
+    pub max_held: usize,
 }
 
 impl SerialSettings {
@@ -68,6 +69,7 @@ impl SerialSettings {
             },
             sensor: s.sensor.as_deref().and_then(SensorKind::parse),
             max_line: s.max_line_bytes.map_or(max_event_bytes, |m| m as usize),
+            max_held: s.max_held as usize,
         }
     }
 
@@ -93,8 +95,8 @@ pub struct SerialSource {
     tx: mpsc::Sender<RawInput>,
     stats: Arc<SourceStats>,
     framer: LineFramer,
-    held: VecDeque<RawInput>,
-    drop_log: LogLimit,
+    held: Bounded<RawInput>,
+    drop_log: LogLimiter,
 }
 
 impl SerialSource {
@@ -110,11 +112,11 @@ impl SerialSource {
         SerialSource {
             name,
             framer: LineFramer::new(settings.max_line),
+            held: Bounded::new(settings.max_held, WhenFull::DropNewest),
             settings,
             tx,
             stats,
-            held: VecDeque::new(),
-            drop_log: LogLimit::new(Duration::from_secs(10)),
+            drop_log: LogLimiter::new(10_000_000),
         }
     }
 
@@ -159,29 +161,13 @@ impl SerialSource {
             }
         }
         // The pipeline runs until every source has stopped: hand over what is held.
-        for input in self.held.drain(..) {
-            if self.tx.send(input).await.is_err() {
-                break;
-            }
-        }
+        handover::hand_over_rest(&mut self.held, &self.tx, |input| input).await;
         info!(port = %path, "Serial source stopped.");
     }
 
     /// Sleeps `d` while still handing held lines over; true on shutdown.
     async fn pause(&mut self, d: Duration, shutdown: &CancellationToken) -> bool {
-        let sleep = tokio::time::sleep(d);
-        tokio::pin!(sleep);
-        let tx = self.tx.clone();
-        loop {
-            tokio::select! {
-                _ = shutdown.cancelled() => return true,
-                _ = &mut sleep => return false,
-                permit = tx.reserve(), if !self.held.is_empty() => match permit {
-                    Ok(p) => self.hand_over_one(p),
-                    Err(_) => return true,
-                },
-            }
-        }
+        handover::pause(&mut self.held, &self.tx, d, shutdown).await
     }
 
     async fn read(&mut self, mut port: SerialStream, shutdown: &CancellationToken) -> Ended {
@@ -191,8 +177,8 @@ impl SerialSource {
             tokio::select! {
                 biased;
                 _ = shutdown.cancelled() => return Ended::Shutdown,
-                permit = tx.reserve(), if !self.held.is_empty() => match permit {
-                    Ok(p) => self.hand_over_one(p),
+                permit = tx.reserve(), if self.held.is_holding() => match permit {
+                    Ok(p) => self.held.hand_over(p),
                     Err(_) => return Ended::Shutdown,
                 },
                 r = port.read(&mut buf) => match r {
@@ -202,12 +188,6 @@ impl SerialSource {
                     Err(e) => return Ended::Disconnected(e.to_string()),
                 },
             }
-        }
-    }
-
-    fn hand_over_one(&mut self, permit: mpsc::Permit<'_, RawInput>) {
-        if let Some(input) = self.held.pop_front() {
-            permit.send(input);
         }
     }
 
@@ -248,14 +228,40 @@ impl SerialSource {
             } else {
                 input
             };
-            if held.len() < MAX_HELD_LINES {
-                held.push_back(input);
-            } else {
+            if held.push(input).is_some() {
                 SourceStats::inc(&stats.serial_dropped);
-                if let Some(n) = drop_log.allow() {
-                    warn!(port = %settings.path, dropped = n, "Pipeline is behind; serial lines dropped (counted in pitchside_serial_dropped_lines_total).");
+                if let Some(n) = drop_log.allow(received_at) {
+                    let dropped = n + 1;
+                    warn!(port = %settings.path, dropped, "Pipeline is behind; serial lines dropped (counted in pitchside_serial_dropped_lines_total).");
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_the_full_pipeline_queue_cannot_take_are_held_up_to_max_held_then_dropped() {
+        let settings = SerialSettings {
+            path: "/dev/ttyTEST".into(),
+            baud: 9600,
+            data_bits: DataBits::Eight,
+            parity: Parity::None,
+            stop_bits: StopBits::One,
+            sensor: None,
+            max_line: 64,
+            max_held: 2,
+        };
+        let (tx, mut rx) = mpsc::channel(1);
+        let stats = Arc::new(SourceStats::default());
+        let mut source = SerialSource::new(settings, tx, stats.clone());
+        source.frame(b"a\nb\nc\nd\n");
+        assert_eq!(rx.try_recv().unwrap().payload, b"a");
+        let held: Vec<&[u8]> = source.held.iter().map(|i| &i.payload[..]).collect();
+        assert_eq!(held, [b"b", b"c"]);
+        assert_eq!(SourceStats::get(&stats.serial_dropped), 1);
     }
 }

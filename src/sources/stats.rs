@@ -1,10 +1,10 @@
-//! Counters of the real sources and the alert output, shared with the
+//! Counters of the real sources (serial ports, MQTT), shared with the
 //! Prometheus endpoint. Plain atomics: updated once per connection event or
 //! message, read when `/metrics` is scraped.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-/// Cumulative counters of serial ports, MQTT connections and the alert output.
+/// Cumulative counters of serial ports and MQTT connections, and which sources are down.
 #[derive(Debug, Default)]
 pub struct SourceStats {
     /// Serial devices that went away (unplugged, closed, read error).
@@ -17,14 +17,6 @@ pub struct SourceStats {
     pub mqtt_messages: AtomicU64,
     /// MQTT messages dropped because the pipeline queue and the hold buffer were full.
     pub mqtt_dropped: AtomicU64,
-    /// Alerts handed to the broker (acknowledged by it for QoS 1).
-    pub alerts_published: AtomicU64,
-    /// Alerts dropped because the alert queue was full.
-    pub alerts_dropped: AtomicU64,
-    /// Alert output connections lost after having been up.
-    pub alerts_disconnects: AtomicU64,
-    /// Alerts waiting for the broker now (a gauge).
-    pub alerts_queued: AtomicU64,
     /// Serial and MQTT sources not connected now (a gauge; a source counts
     /// as down from its start until it first connects).
     pub sources_down: AtomicU64,
@@ -38,11 +30,6 @@ impl SourceStats {
     /// Adds one to a counter.
     pub fn inc(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Sets a gauge.
-    pub fn set(gauge: &AtomicU64, v: u64) {
-        gauge.store(v, Ordering::Relaxed);
     }
 
     /// Reads a counter.
@@ -103,43 +90,6 @@ impl SourceStats {
         match self.down_since.load(Ordering::Relaxed) {
             0 => 0,
             t => now - t,
-        }
-    }
-}
-
-/// Lets a repeated warning through at most once per period, counting the
-/// ones it held back, so a flood of drops is one log line per period.
-#[derive(Debug)]
-pub struct LogLimit {
-    period: std::time::Duration,
-    last: Option<std::time::Instant>,
-    suppressed: u64,
-}
-
-impl LogLimit {
-    /// At most one line per `period`.
-    pub fn new(period: std::time::Duration) -> LogLimit {
-        LogLimit {
-            period,
-            last: None,
-            suppressed: 0,
-        }
-    }
-
-    /// `Some(occurrences since the last line)` when a line may be logged now.
-    pub fn allow(&mut self) -> Option<u64> {
-        let now = std::time::Instant::now();
-        match self.last {
-            Some(t) if now.duration_since(t) < self.period => {
-                self.suppressed += 1;
-                None
-            }
-            _ => {
-                self.last = Some(now);
-                let n = self.suppressed + 1;
-                self.suppressed = 0;
-                Some(n)
-            }
         }
     }
 }

@@ -8,9 +8,10 @@ use super::MetricsSnapshot;
 use crate::model::{RejectReason, SensorKind};
 use crate::pipeline::decode::unknown::UnknownFields;
 use crate::pipeline::PipelineCounters;
+use crate::sinks::alerts::AlertStats;
 use crate::sources::SourceStats;
 use crate::tables::{ProgressRow, TableId};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Renders the snapshot as Prometheus text.
 pub fn render(s: &MetricsSnapshot) -> String {
@@ -31,7 +32,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
     sources_down(&mut o, &s.sources);
     upload(&mut o, s);
     journal(&mut o, s);
-    live_figures(&mut o, &s.sources);
+    live_figures(&mut o, &s.sources, &s.alerts);
     progress(&mut o, &s.progress);
     o.into_text()
 }
@@ -192,33 +193,38 @@ fn sources_down(o: &mut Exposition, s: &SourceStats) {
     );
 }
 
-/// A family of one live figure: name, type, help, and where it is counted.
-type Figure = (
-    &'static str,
-    Kind,
-    &'static str,
-    fn(&SourceStats) -> &AtomicU64,
-);
+/// A family of one live figure: name, type, help, and where in the
+/// owner's stats `S` it is counted.
+type Figure<S> = (&'static str, Kind, &'static str, fn(&S) -> &AtomicU64);
 
-/// The live figures of the sources and the alert output, in the order served.
+/// The live figures of the sources, in the order served.
 #[rustfmt::skip]
-const LIVE_FIGURES: [Figure; 9] = [
+const SOURCE_FIGURES: [Figure<SourceStats>; 5] = [
     ("pitchside_serial_disconnects_total", Kind::Counter, "Serial devices that went away.", |s| &s.serial_disconnects),
     ("pitchside_serial_dropped_lines_total", Kind::Counter, "Serial lines dropped while the pipeline was behind.", |s| &s.serial_dropped),
     ("pitchside_mqtt_messages_total", Kind::Counter, "MQTT messages received.", |s| &s.mqtt_messages),
     ("pitchside_mqtt_disconnects_total", Kind::Counter, "MQTT source connections lost.", |s| &s.mqtt_disconnects),
     ("pitchside_mqtt_dropped_messages_total", Kind::Counter, "MQTT messages dropped while the pipeline was behind.", |s| &s.mqtt_dropped),
-    // The MQTT alert output's (written by sinks::alerts_mqtt, kept in SourceStats for now).
-    ("pitchside_alerts_published_total", Kind::Counter, "Alerts acknowledged by the alert broker.", |s| &s.alerts_published),
-    ("pitchside_alerts_dropped_total", Kind::Counter, "Alerts dropped from the MQTT output (queue full).", |s| &s.alerts_dropped),
-    ("pitchside_alerts_disconnects_total", Kind::Counter, "Alert output connections lost.", |s| &s.alerts_disconnects),
-    ("pitchside_alerts_queued", Kind::Gauge, "Alerts waiting for the alert broker.", |s| &s.alerts_queued),
 ];
 
-fn live_figures(o: &mut Exposition, s: &SourceStats) {
-    for (name, kind, help, counted_in) in LIVE_FIGURES {
-        o.family(name, kind, help);
-        o.sample(name, &[], SourceStats::get(counted_in(s)));
+/// The live figures of the MQTT alert output, served after the sources'.
+#[rustfmt::skip]
+const ALERT_FIGURES: [Figure<AlertStats>; 4] = [
+    ("pitchside_alerts_published_total", Kind::Counter, "Alerts acknowledged by the alert broker.", |a| &a.published),
+    ("pitchside_alerts_dropped_total", Kind::Counter, "Alerts dropped from the MQTT output (queue full).", |a| &a.dropped),
+    ("pitchside_alerts_disconnects_total", Kind::Counter, "Alert output connections lost.", |a| &a.disconnects),
+    ("pitchside_alerts_queued", Kind::Gauge, "Alerts waiting for the alert broker.", |a| &a.queued),
+];
+
+fn live_figures(o: &mut Exposition, s: &SourceStats, a: &AlertStats) {
+    serve(o, &SOURCE_FIGURES, s);
+    serve(o, &ALERT_FIGURES, a);
+}
+
+fn serve<S>(o: &mut Exposition, figures: &[Figure<S>], stats: &S) {
+    for (name, kind, help, counted_in) in figures {
+        o.family(name, *kind, help);
+        o.sample(name, &[], counted_in(stats).load(Ordering::Relaxed));
     }
 }
 

@@ -4,7 +4,7 @@
 //! Telemetry counts nothing itself: it reads the stats each component
 //! defines and writes ([`crate::pipeline::PipelineCounters`],
 //! [`crate::sinks::UploadStats`], [`crate::state::StateStats`],
-//! [`crate::sources::SourceStats`]).
+//! [`crate::sources::SourceStats`], [`crate::sinks::alerts::AlertStats`]).
 
 mod exposition;
 mod health;

@@ -2,6 +2,7 @@
 //! refreshed by the pipeline task every progress interval.
 
 use crate::pipeline::PipelineCounters;
+use crate::sinks::alerts::AlertStats;
 use crate::sources::SourceStats;
 use crate::tables::{ProgressRow, TableId};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 /// interval (never on the per-event path). Each comes from the stats of the
 /// component that counts it: [`PipelineCounters`], [`crate::sinks::UploadStats`]
 /// (encoder, spool, uploader), [`crate::state::StateStats`] (checkpoint,
-/// journal) and [`SourceStats`] (live).
+/// journal), [`SourceStats`] and [`AlertStats`] (live).
 #[derive(Debug, Clone, Default)]
 pub struct MetricsSnapshot {
     /// Cumulative pipeline counters.
@@ -31,8 +32,10 @@ pub struct MetricsSnapshot {
     pub lost_rows_total: [u64; TableId::ALL.len()],
     /// Spool files that vanished before upload.
     pub vanished_files_total: u64,
-    /// Serial, MQTT and alert-output counters (live atomics).
+    /// Serial and MQTT counters (live atomics).
     pub sources: Arc<SourceStats>,
+    /// Alert-output counters (live atomics).
+    pub alerts: Arc<AlertStats>,
     /// Since when (µs) spool writes have been failing; 0 when they work.
     pub spool_failing_since: i64,
     /// How long a source may be down or the spool unwritable before

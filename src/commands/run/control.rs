@@ -3,7 +3,7 @@
 
 use crate::config::reload::Reloadable;
 use crate::config::Config;
-use crate::sinks::alerts_mqtt::AlertSettings;
+use crate::sinks::alerts::AlertSettings;
 use crate::telemetry::MetricsSnapshot;
 use crate::util::time::now_micros;
 use std::sync::{Arc, Mutex};
@@ -113,7 +113,7 @@ fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloa
     to.pipeline
         .send_replace(Arc::new(Reloadable::from_config(&new)));
     to.alerts
-        .send_replace(AlertSettings::from_section(&new.alerts));
+        .send_replace(AlertSettings::from_config(&new.alerts));
     if let Ok(mut g) = to.snapshot.lock() {
         g.health_grace = new.metrics.health_grace;
     }

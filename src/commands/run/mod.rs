@@ -22,7 +22,7 @@ use crate::config::reload::Reloadable;
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::mqtt::conn::BrokerSettings;
-use crate::sinks::alerts_mqtt::{AlertPublisher, AlertSender, AlertSettings};
+use crate::sinks::alerts::{AlertPublisher, AlertSender, AlertSettings, AlertStats};
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::spool_queue::{SharedQueue, SpoolQueue};
 use crate::sinks::store::Store;
@@ -39,7 +39,7 @@ use crate::util::time::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
@@ -82,8 +82,8 @@ pub async fn run_with(
         state_stats: Arc::new(StateStats::default()),
     };
     serve_metrics(&config, &d).await?;
-    let (input_rx, source_stats) = start_sources(&config, &d)?;
-    let (alert_settings_tx, alert_out) = start_alerts(&config, &source_stats, &d)?;
+    let input_rx = start_sources(&config, &d)?;
+    let (alert_settings_tx, alert_out) = start_alerts(&config, &d)?;
     let (queue, wake_tx) = start_uploader(&config, store.clone(), pending, &d);
     let checkpoint = read_checkpoint(&config, &d.state_stats);
     let (table_tx, encoder) =
@@ -97,8 +97,7 @@ pub async fn run_with(
         "pitchside running; Ctrl-C to stop."
     );
     let heartbeat = Heartbeat::default();
-    let (reload_tx, reload_rx) =
-        tokio::sync::watch::channel(Arc::new(Reloadable::from_config(&config)));
+    let (reload_tx, reload_rx) = watch::channel(Arc::new(Reloadable::from_config(&config)));
     if let Some(control) = control {
         d.tracker.spawn(control_task(
             control,
@@ -188,11 +187,8 @@ async fn serve_metrics(config: &Config, d: &Daemon) -> Result<(), AppError> {
 }
 
 /// Starts every configured source on one bounded channel; returns its
-/// receiving end and the sources' stats.
-fn start_sources(
-    config: &Config,
-    d: &Daemon,
-) -> Result<(mpsc::Receiver<RawInput>, Arc<SourceStats>), AppError> {
+/// receiving end. The sources' stats go into the metrics snapshot.
+fn start_sources(config: &Config, d: &Daemon) -> Result<mpsc::Receiver<RawInput>, AppError> {
     let Daemon {
         tracker,
         shutdown,
@@ -229,7 +225,7 @@ fn start_sources(
     if sources == 0 {
         return Err(AppError::NoSources);
     }
-    Ok((input_rx, source_stats))
+    Ok(input_rx)
 }
 
 /// The MQTT client id of this gateway; the alert output adds `-alerts`.
@@ -237,23 +233,21 @@ fn mqtt_client_id(config: &Config) -> String {
     format!("pitchside-{}-{}", config.venue.id, config.venue.gateway_id)
 }
 
-/// Starts the MQTT alert publisher when `alerts.mqtt` is set; returns where
-/// reloaded alert settings go, and where the pipeline offers its alerts.
+/// Starts the MQTT alert publisher when `alerts.mqtt` is set (its stats go
+/// into the metrics snapshot); returns where reloaded alert settings go, and
+/// where the pipeline offers its alerts.
 fn start_alerts(
     config: &Config,
-    source_stats: &Arc<SourceStats>,
     d: &Daemon,
-) -> Result<
-    (
-        tokio::sync::watch::Sender<AlertSettings>,
-        Option<AlertSender>,
-    ),
-    AppError,
-> {
+) -> Result<(watch::Sender<AlertSettings>, Option<AlertSender>), AppError> {
     let tracker = &d.tracker;
+    let alert_stats = Arc::new(AlertStats::default());
+    if let Ok(mut g) = d.snapshot.lock() {
+        g.alerts = alert_stats.clone();
+    }
     let client_id = mqtt_client_id(config);
     let (alert_settings_tx, alert_settings_rx) =
-        tokio::sync::watch::channel(AlertSettings::from_section(&config.alerts));
+        watch::channel(AlertSettings::from_config(&config.alerts));
     let alert_out = match &config.alerts.mqtt {
         Some(b) => {
             let id = format!("{client_id}-alerts");
@@ -263,7 +257,7 @@ fn start_alerts(
                 broker,
                 &config.venue.id,
                 &config.venue.gateway_id,
-                source_stats.clone(),
+                alert_stats,
             );
             tracker.spawn(publisher.with_reload(alert_settings_rx).run(rx));
             Some(sender)

@@ -6,7 +6,7 @@ use crate::commands::run::restore::{restore, sync_interval};
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::pipeline::{LiveAlert, Pipeline};
-use crate::sinks::alerts_mqtt::AlertSender;
+use crate::sinks::alerts::AlertSender;
 use crate::sinks::writer::row_group_rows;
 use crate::sinks::UploadStats;
 use crate::state::journal::Recorder;

@@ -104,6 +104,7 @@ fn every_field_serde_knows_is_in_the_schema() {
                 stop_bits: 1,
                 sensor: Some("pitch".into()),
                 max_line_bytes: Some(100),
+                max_held: 1,
             }],
             mqtt: vec![MqttSourceSection {
                 broker: broker.clone(),

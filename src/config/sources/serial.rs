@@ -29,6 +29,10 @@ pub struct SerialSection {
     /// are rejected as `too_large` and the reader skips to the next newline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_line_bytes: Option<u32>,
+    /// Lines held while the pipeline queue is full (default 1024); past it
+    /// new lines are dropped and counted.
+    #[serde(default = "default_max_held")]
+    pub max_held: u32,
 }
 
 fn default_baud() -> u32 {
@@ -43,6 +47,9 @@ fn default_parity() -> String {
 fn default_stop_bits() -> u8 {
     1
 }
+fn default_max_held() -> u32 {
+    1024
+}
 
 /// The keys of one `[[sources.serial]]`.
 pub(super) const KEYS: &[Key] = &[
@@ -53,6 +60,7 @@ pub(super) const KEYS: &[Key] = &[
     k("stop_bits", U8),
     k("sensor", Ty::Text),
     k("max_line_bytes", U32),
+    k("max_held", U32),
 ];
 
 impl SerialSection {
@@ -84,5 +92,8 @@ impl SerialSection {
                 format!("{key}.max_line_bytes: {m} must be between 64 and 1048576")
             });
         }
+        p.check(s.max_held != 0, || {
+            format!("{key}.max_held: must be at least 1")
+        });
     }
 }

@@ -1,3 +1,5 @@
+use crate::util::bounded::WhenFull;
+
 const HEAD: &str = "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[output]\nstore = \"file:///tmp/o\"\nspool_dir = \"/tmp/s\"\n";
 
 fn check(extra: &str) -> Result<crate::config::Config, String> {
@@ -29,9 +31,12 @@ tls = { ca_file = "/etc/pitchside/ca.pem" }
     assert_eq!((s.baud, s.data_bits, s.stop_bits), (115_200, 8, 1));
     assert_eq!(s.parity, "none");
     assert_eq!(c.file.sources.mqtt[0].max_held, 1024);
+    assert_eq!(s.max_held, 1024);
     assert_eq!(c.file.sources.mqtt[0].broker.keep_alive, "30s");
     assert_eq!(c.file.alerts.when_full, "drop-oldest");
     assert_eq!(c.file.alerts.queue, 10_000);
+    assert_eq!(c.alerts.when_full, WhenFull::DropOldest);
+    assert_eq!((c.alerts.max_inflight, c.alerts.input_queue), (64, 4096));
     // Printed back, it still parses (check-config output).
     let again = crate::config::parse(&c.to_toml(), "printed").unwrap();
     assert_eq!(again.validate().unwrap().file.sources.mqtt.len(), 1);
@@ -46,6 +51,7 @@ path = "/dev/ttyUSB0"
 baud = 0
 parity = "mark"
 sensor = "boat"
+max_held = 0
 [[sources.mqtt]]
 broker = { host = "", password_env = "X", password_file = "/x", keep_alive = "0s", tls = { ca_file = "/ca", client_cert = "/c" } }
 subscriptions = [{ topic = "a/#/b" }]
@@ -53,6 +59,8 @@ max_held = 0
 [alerts]
 topic_prefix = "alerts/#"
 when_full = "block"
+max_inflight = 0
+input_queue = 0
 "#,
     )
     .unwrap_err();
@@ -60,6 +68,7 @@ when_full = "block"
         "sources.serial[0].baud",
         "sources.serial[0].parity",
         "sources.serial[0].sensor",
+        "sources.serial[0].max_held",
         "sources.mqtt[0].broker.host",
         "sources.mqtt[0].broker.username",
         "sources.mqtt[0].broker: set password_env or password_file",
@@ -68,7 +77,9 @@ when_full = "block"
         "sources.mqtt[0].subscriptions[0].topic",
         "sources.mqtt[0].max_held",
         "alerts.topic_prefix",
-        "alerts.when_full",
+        "alerts.when_full: \"block\" must be \"drop-oldest\" or \"drop-newest\"",
+        "alerts.max_inflight",
+        "alerts.input_queue",
     ] {
         assert!(err.contains(key), "missing {key} in:\n{err}");
     }

@@ -1,0 +1,153 @@
+//! An alert as it goes out: the topic and the JSON object with the columns
+//! of the `alerts` / `fatigue_alerts` table (timestamps as RFC 3339).
+
+use crate::pipeline::LiveAlert;
+use crate::util::time::format_rfc3339;
+
+/// One alert ready to publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// `{prefix}/{sensor}/{device_id}` or `{prefix}/fatigue/{player_id}`.
+    pub topic: String,
+    /// The JSON object.
+    pub payload: Vec<u8>,
+}
+
+/// Who sends the alerts: stamped into every message.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// `venue.id`.
+    pub venue_id: String,
+    /// `venue.gateway_id`.
+    pub gateway_id: String,
+}
+
+impl Message {
+    /// The message for `a` under topic prefix `prefix`.
+    pub fn render(prefix: &str, origin: &Origin, a: LiveAlert) -> Message {
+        let (venue, gateway) = (&origin.venue_id, &origin.gateway_id);
+        let (topic, value) = match a {
+            LiveAlert::ZScore(a) => (
+                format!("{prefix}/{}/{}", a.sensor, a.device_id),
+                serde_json::json!({
+                    "alert_id": a.alert_id,
+                    "venue_id": venue,
+                    "gateway_id": gateway,
+                    "sensor": a.sensor.as_str(),
+                    "device_id": a.device_id,
+                    "metric": a.metric,
+                    "value": a.value,
+                    "z_score": a.z_score,
+                    "baseline_mean": a.baseline.mean,
+                    "baseline_std": a.baseline.std,
+                    "baseline_count": a.baseline.count,
+                    "match_id": a.match_id,
+                    "event_time": format_rfc3339(a.event_time),
+                    "detected_at": format_rfc3339(a.detected_at),
+                }),
+            ),
+            LiveAlert::Fatigue(f) => (
+                format!("{prefix}/fatigue/{}", f.player_id),
+                serde_json::json!({
+                    "alert_id": f.alert_id,
+                    "venue_id": venue,
+                    "gateway_id": gateway,
+                    "match_id": f.match_id,
+                    "player_id": f.player_id,
+                    "player_name": f.player_name,
+                    "window_start": format_rfc3339(f.window_start),
+                    "window_end": format_rfc3339(f.window_end),
+                    "heart_rate_mean": f.heart_rate_mean,
+                    "baseline_mean": f.finding.baseline_mean,
+                    "baseline_std": f.finding.baseline_std,
+                    "baseline_windows": f.finding.baseline_windows,
+                }),
+            ),
+        };
+        Message {
+            topic,
+            payload: value.to_string().into_bytes(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::model::SensorKind;
+    use crate::pipeline::detect::stats::Baseline;
+    use crate::pipeline::fatigue::FatigueFinding;
+    use crate::pipeline::rows::{AlertRecord, FatigueRecord};
+    use crate::tables::TableId;
+    use std::collections::BTreeSet;
+
+    pub(in crate::sinks::alerts) fn origin() -> Origin {
+        Origin {
+            venue_id: "v".into(),
+            gateway_id: "gw".into(),
+        }
+    }
+
+    pub(in crate::sinks::alerts) fn zscore() -> LiveAlert {
+        LiveAlert::ZScore(AlertRecord {
+            alert_id: "v/generic/env-1/temp/1".into(),
+            sensor: SensorKind::Generic,
+            device_id: "env-1".into(),
+            metric: "temp".into(),
+            value: 95.0,
+            z_score: 12.5,
+            baseline: Baseline {
+                mean: 20.0,
+                std: 0.5,
+                count: 25,
+            },
+            match_id: 3,
+            event_time: 1_764_444_600_250_000,
+            detected_at: 1_764_444_601_000_000,
+        })
+    }
+
+    fn fatigue() -> LiveAlert {
+        LiveAlert::Fatigue(FatigueRecord {
+            alert_id: "v/fatigue/3/7/1".into(),
+            match_id: 3,
+            player_id: 7,
+            player_name: None,
+            window_start: 1_764_444_600_000_000,
+            window_end: 1_764_444_660_000_000,
+            heart_rate_mean: 171.0,
+            finding: FatigueFinding {
+                baseline_mean: 150.0,
+                baseline_std: 4.0,
+                baseline_windows: 3,
+            },
+        })
+    }
+
+    /// `a` rendered under "site/alerts": its topic and JSON, whose keys
+    /// must be the columns of `table`.
+    fn rendered(a: LiveAlert, table: TableId) -> (String, serde_json::Value) {
+        let m = Message::render("site/alerts", &origin(), a);
+        let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap();
+        let keys: BTreeSet<String> = v.as_object().unwrap().keys().cloned().collect();
+        let columns: BTreeSet<String> = table.columns().iter().map(|c| c.name.clone()).collect();
+        assert_eq!(keys, columns);
+        (m.topic, v)
+    }
+
+    #[test]
+    fn zscore_alert_json_has_the_alerts_table_columns_and_its_topic() {
+        let (topic, v) = rendered(zscore(), TableId::Alerts);
+        assert_eq!(topic, "site/alerts/generic/env-1");
+        assert_eq!(v["event_time"], "2025-11-29T19:30:00.250000Z");
+        assert_eq!(v["baseline_count"], 25);
+    }
+
+    #[test]
+    fn fatigue_alert_json_has_the_fatigue_table_columns_and_its_topic() {
+        let (topic, v) = rendered(fatigue(), TableId::FatigueAlerts);
+        assert_eq!(topic, "site/alerts/fatigue/7");
+        assert!(v["player_name"].is_null());
+        assert_eq!(v["venue_id"], "v");
+    }
+}
