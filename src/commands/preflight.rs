@@ -297,29 +297,52 @@ mod tests {
         )
     }
 
+    /// Asserts one warning for that filesystem (total, available) and those
+    /// limits, starting with `start` and containing each of `parts`.
+    fn warned_once(fs: (u64, u64), spool_max: u64, min_free: u64, start: &str, parts: &[&str]) {
+        let w = fit(fs.0, fs.1, spool_max, min_free);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with(start), "{w:?}");
+        for part in parts {
+            assert!(w[0].contains(part), "{part:?} missing: {w:?}");
+        }
+    }
+
     #[test]
     fn min_free_disk_as_large_as_the_filesystem_is_warned_with_values_that_fit() {
-        let w = fit(8 * MIB, 8 * MIB, 1 << 30, 256 * MIB);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].starts_with("output.min_free_disk: 256.0 MiB"), "{w:?}");
-        assert!(w[0].contains("8.0 MiB at /spool"), "{w:?}");
-        assert!(w[0].contains("min_free_disk = \"819KiB\""), "{w:?}");
-        assert!(w[0].contains("spool_max_bytes = \"3686KiB\""), "{w:?}");
+        warned_once(
+            (8 * MIB, 8 * MIB),
+            1 << 30,
+            256 * MIB,
+            "output.min_free_disk: 256.0 MiB",
+            &[
+                "8.0 MiB at /spool",
+                "min_free_disk = \"819KiB\"",
+                "spool_max_bytes = \"3686KiB\"",
+            ],
+        );
     }
 
     #[test]
     fn spool_max_bytes_beyond_the_filesystem_is_warned() {
-        let w = fit(1024 * MIB, 1000 * MIB, 1024 * MIB, 256 * MIB);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].starts_with("output.spool_max_bytes"), "{w:?}");
-        assert!(w[0].contains("spool_max_bytes = \"384MiB\""), "{w:?}");
+        warned_once(
+            (1024 * MIB, 1000 * MIB),
+            1024 * MIB,
+            256 * MIB,
+            "output.spool_max_bytes",
+            &["spool_max_bytes = \"384MiB\""],
+        );
     }
 
     #[test]
     fn too_little_free_space_now_is_warned() {
-        let w = fit(100_000 * MIB, 100 * MIB, 1024 * MIB, 256 * MIB);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("has only 100.0 MiB free now"), "{w:?}");
+        warned_once(
+            (100_000 * MIB, 100 * MIB),
+            1024 * MIB,
+            256 * MIB,
+            "",
+            &["has only 100.0 MiB free now"],
+        );
     }
 
     #[test]

@@ -1,13 +1,62 @@
 //! `pitchside status`: the running gateway's state for a person on the
 //! device, read from its metrics endpoint (`/metrics` and `/healthz`).
 
+use crate::commands::console::{emit, error_text, print_error};
+use crate::config;
 use crate::telemetry::parse_metrics;
 use crate::util::time::{format_rfc3339, now_micros};
+use anyhow::Context as _;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::io::Read;
 use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
+
+/// Options of `pitchside status`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StatusArgs {
+    /// Read metrics.listen from this config (default: the address below).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Metrics address of the gateway.
+    #[arg(long, default_value = "127.0.0.1:9898")]
+    pub addr: String,
+}
+
+/// Prints the report; the exit code says healthy, unhealthy or unreachable
+/// (a config without `metrics.listen` counts as unreachable).
+pub fn execute(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let addr = match &args.config {
+        Some(p) => match listen_address(p) {
+            Ok(a) => a,
+            Err(e) => {
+                print_error(error_text(&e));
+                return Ok(ExitCode::from(EXIT_UNREACHABLE));
+            }
+        },
+        None => args.addr,
+    };
+    match report(&addr) {
+        Ok(r) => {
+            emit(&r.text)?;
+            Ok(ExitCode::from(r.exit_code()))
+        }
+        Err(e) => {
+            print_error(e);
+            Ok(ExitCode::from(EXIT_UNREACHABLE))
+        }
+    }
+}
+
+/// `metrics.listen` of the config file at `path`.
+fn listen_address(path: &std::path::Path) -> anyhow::Result<String> {
+    config::load(path)?
+        .metrics
+        .listen
+        .context("metrics.listen is \"\" in that config: the gateway exposes no status")
+}
 
 /// Why the gateway could not be asked.
 #[derive(Debug, thiserror::Error)]
@@ -82,19 +131,6 @@ pub fn report(addr: &str) -> Result<Report, StatusError> {
     let (_, metrics) = get(addr, "/metrics")?;
     let (code, health) = get(addr, "/healthz")?;
     let m = parse_metrics(&metrics);
-    let v = |k: &str| m.get(k).copied().unwrap_or(0.0);
-    let when = |secs: f64| {
-        if secs > 0.0 {
-            let t = (secs * 1e6) as i64;
-            format!(
-                "{} ({} s ago)",
-                format_rfc3339(t),
-                (now_micros() - t) / 1_000_000
-            )
-        } else {
-            "never".to_string()
-        }
-    };
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -105,6 +141,38 @@ pub fn report(addr: &str) -> Result<Report, StatusError> {
             health.trim().to_string()
         }
     );
+    o.push_str(&input_lines(&m));
+    o.push_str(&output_lines(&m));
+    o.push_str(&data_path_lines(&m));
+    Ok(Report {
+        text: o,
+        healthy: code == 200,
+    })
+}
+
+/// A metric's value; 0 when the gateway does not report it.
+fn value(m: &BTreeMap<String, f64>, name: &str) -> f64 {
+    m.get(name).copied().unwrap_or(0.0)
+}
+
+/// A time in seconds since the epoch, and how long ago; 0 is `never`.
+fn when(secs: f64) -> String {
+    if secs > 0.0 {
+        let t = (secs * 1e6) as i64;
+        format!(
+            "{} ({} s ago)",
+            format_rfc3339(t),
+            (now_micros() - t) / 1_000_000
+        )
+    } else {
+        "never".to_string()
+    }
+}
+
+/// Sources, input, the detector and watermarks.
+fn input_lines(m: &BTreeMap<String, f64>) -> String {
+    let v = |k: &str| value(m, k);
+    let mut o = String::new();
     let down: Vec<String> = m
         .iter()
         .filter_map(|(k, secs)| {
@@ -152,6 +220,13 @@ pub fn report(addr: &str) -> Result<Report, StatusError> {
             let _ = writeln!(o, "watermark   {k:<9} {}", when(*w));
         }
     }
+    o
+}
+
+/// The spool and the uploads.
+fn output_lines(m: &BTreeMap<String, f64>) -> String {
+    let v = |k: &str| value(m, k);
+    let mut o = String::new();
     let _ = writeln!(
         o,
         "spool       {} files, {:.1} MiB waiting; {} evicted",
@@ -166,11 +241,7 @@ pub fn report(addr: &str) -> Result<Report, StatusError> {
         v("pitchside_upload_failures_total"),
         when(v("pitchside_last_upload_seconds"))
     );
-    o.push_str(&data_path_lines(&m));
-    Ok(Report {
-        text: o,
-        healthy: code == 200,
-    })
+    o
 }
 
 /// Lines about input that was accepted with less than it carried: unknown

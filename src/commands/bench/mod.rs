@@ -4,6 +4,7 @@
 
 pub mod mqtt;
 
+use crate::commands::console::emit;
 use crate::config;
 use crate::util::rng::Rng;
 use std::fmt;
@@ -108,6 +109,12 @@ fn rss_kib(field: &str) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
         .unwrap_or(0)
+}
+
+/// `pitchside bench`: runs the benchmark and prints the report.
+pub async fn execute(a: &BenchArgs) -> anyhow::Result<()> {
+    let report = run(a).await?;
+    emit(&format!("{report}\n"))
 }
 
 /// Runs the benchmark.

@@ -6,6 +6,8 @@
 //! QoS 1 events as fast as the broker takes them and reports how fast the
 //! gateway ingested them and whether it dropped any.
 
+use crate::commands::console::emit;
+use crate::commands::logging::init_logging;
 use crate::util::rng::Rng;
 use crate::util::time::parse_rfc3339;
 use anyhow::{bail, Context};
@@ -165,12 +167,60 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
+/// `pitchside bench-mqtt`: runs the benchmark and prints the report.
+pub async fn execute(a: &BenchMqttArgs) -> anyhow::Result<()> {
+    init_logging(None);
+    emit(&run(a).await?)
+}
+
+/// Alerts as they arrive on `bench/alerts/#`, with their arrival time.
+type Alerts = mpsc::UnboundedReceiver<(Instant, bytes::Bytes)>;
+
 /// Runs the benchmark and returns the report.
 pub async fn run(a: &BenchMqttArgs) -> anyhow::Result<String> {
     let dir = std::env::temp_dir().join(format!("pitchside-bench-mqtt-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let gw = Gateway::start(a, &dir)?;
+    let (client, mut alerts) = subscribe_to_alerts(a).await?;
+    let now_ms = crate::util::time::now_micros() / 1000;
+    let mut p = Publisher {
+        client,
+        rng: Rng::new(11),
+        event_ms: now_ms - 30 * 60_000,
+        seq: 0,
+        devices: a.devices.max(1),
+    };
+    warm_up(&gw, &mut p, &dir).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    while alerts.try_recv().is_ok() {}
 
+    let mut report = String::new();
+    writeln!(
+        report,
+        "broker {}:{} (QoS 1 in and out), {} devices, {:.0} % anomalies",
+        a.host,
+        a.port,
+        p.devices,
+        ANOMALY * 100.0
+    )?;
+    writeln!(
+        report,
+        "{:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "rate/s", "events", "anomalies", "alerts", "p50 ms", "p99 ms", "max ms"
+    )?;
+    for &rate in &a.rates {
+        report.push_str(&latency_at(rate, a.seconds, &mut p, &mut alerts).await?);
+    }
+    if a.flood > 0 {
+        report.push_str(&flood(a.flood, &gw, &mut p).await?);
+    }
+    drop(gw);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(report)
+}
+
+/// A client of its own on the broker, subscribed to the gateway's alerts.
+async fn subscribe_to_alerts(a: &BenchMqttArgs) -> anyhow::Result<(AsyncClient, Alerts)> {
     let mut opts = MqttOptions::new(
         format!("pitchside-bench-client-{}", std::process::id()),
         &a.host,
@@ -179,7 +229,7 @@ pub async fn run(a: &BenchMqttArgs) -> anyhow::Result<String> {
     opts.set_inflight(1000)
         .set_keep_alive(Duration::from_secs(30));
     let (client, mut eventloop) = AsyncClient::new(opts, 10_000);
-    let (alert_tx, mut alerts) = mpsc::unbounded_channel::<(Instant, bytes::Bytes)>();
+    let (alert_tx, alerts) = mpsc::unbounded_channel::<(Instant, bytes::Bytes)>();
     let (sub_tx, mut sub_rx) = mpsc::channel::<()>(1);
     tokio::spawn(async move {
         loop {
@@ -202,16 +252,11 @@ pub async fn run(a: &BenchMqttArgs) -> anyhow::Result<String> {
     tokio::time::timeout(Duration::from_secs(10), sub_rx.recv())
         .await
         .context("bench client could not subscribe (is the broker running?)")?;
-    let now_ms = crate::util::time::now_micros() / 1000;
-    let mut p = Publisher {
-        client: client.clone(),
-        rng: Rng::new(11),
-        event_ms: now_ms - 30 * 60_000,
-        seq: 0,
-        devices: a.devices.max(1),
-    };
+    Ok((client, alerts))
+}
 
-    // Until the gateway has subscribed, probes are lost; then warm up baselines.
+/// Until the gateway has subscribed, probes are lost; then warm up baselines.
+async fn warm_up(gw: &Gateway, p: &mut Publisher, dir: &Path) -> anyhow::Result<()> {
     let ready_by = Instant::now() + Duration::from_secs(30);
     while gw.metric("pitchside_input_rows_total").await < 1.0 {
         if Instant::now() > ready_by {
@@ -228,99 +273,94 @@ pub async fn run(a: &BenchMqttArgs) -> anyhow::Result<String> {
     }
     gw.wait_inputs(20.0 * p.devices as f64 + 1.0, Duration::from_secs(30))
         .await?;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    while alerts.try_recv().is_ok() {}
+    Ok(())
+}
 
-    let mut report = String::new();
-    writeln!(
-        report,
-        "broker {}:{} (QoS 1 in and out), {} devices, {:.0} % anomalies",
-        a.host,
-        a.port,
-        p.devices,
-        ANOMALY * 100.0
-    )?;
-    writeln!(
-        report,
-        "{:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "rate/s", "events", "anomalies", "alerts", "p50 ms", "p99 ms", "max ms"
-    )?;
-    for &rate in &a.rates {
-        let total = rate as u64 * a.seconds;
-        let mut sent_at: HashMap<(u32, i64), Instant> = HashMap::new();
-        let start = Instant::now();
-        for k in 0..total {
-            let due = start + Duration::from_secs_f64(k as f64 / rate as f64);
-            if due > Instant::now() {
-                tokio::time::sleep_until(due).await;
-            }
-            let anomaly = p.rng.uniform() < ANOMALY;
-            let t = Instant::now();
-            let key = p.event(anomaly).await?;
-            if anomaly {
-                sent_at.insert(key, t);
-            }
+/// Publishes at `rate` for `seconds`, then times each anomaly from its
+/// publish to its alert; one row of the report.
+async fn latency_at(
+    rate: u32,
+    seconds: u64,
+    p: &mut Publisher,
+    alerts: &mut Alerts,
+) -> anyhow::Result<String> {
+    let total = rate as u64 * seconds;
+    let mut sent_at: HashMap<(u32, i64), Instant> = HashMap::new();
+    let start = Instant::now();
+    for k in 0..total {
+        let due = start + Duration::from_secs_f64(k as f64 / rate as f64);
+        if due > Instant::now() {
+            tokio::time::sleep_until(due).await;
         }
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let mut lat = Vec::new();
-        while let Ok((at, payload)) = alerts.try_recv() {
-            let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
-                continue;
-            };
-            let dev = v["device_id"]
-                .as_str()
-                .and_then(|d| d.strip_prefix("dev-")?.parse::<u32>().ok());
-            let t = v["event_time"].as_str().and_then(|s| parse_rfc3339(s).ok());
-            if let (Some(dev), Some(t)) = (dev, t) {
-                if let Some(s) = sent_at.get(&(dev, t / 1000)) {
-                    lat.push(at.duration_since(*s).as_secs_f64() * 1e3);
-                }
-            }
+        let anomaly = p.rng.uniform() < ANOMALY;
+        let t = Instant::now();
+        let key = p.event(anomaly).await?;
+        if anomaly {
+            sent_at.insert(key, t);
         }
-        lat.sort_by(f64::total_cmp);
-        writeln!(
-            report,
-            "{rate:>8} {total:>8} {:>9} {:>9} {:>9.2} {:>9.2} {:>9.2}",
-            sent_at.len(),
-            lat.len(),
-            percentile(&lat, 0.5),
-            percentile(&lat, 0.99),
-            lat.last().copied().unwrap_or(f64::NAN)
-        )?;
     }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut lat = latencies(alerts, &sent_at);
+    lat.sort_by(f64::total_cmp);
+    Ok(format!(
+        "{rate:>8} {total:>8} {:>9} {:>9} {:>9.2} {:>9.2} {:>9.2}\n",
+        sent_at.len(),
+        lat.len(),
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        lat.last().copied().unwrap_or(f64::NAN)
+    ))
+}
 
-    if a.flood > 0 {
-        let before = gw.metric("pitchside_input_rows_total").await;
-        gw.wait_inputs(before, Duration::from_secs(10)).await?;
-        let start = Instant::now();
-        for _ in 0..a.flood {
-            p.event(false).await?;
-        }
-        let published = start.elapsed().as_secs_f64();
-        let target = before + a.flood as f64;
-        // Until all arrived, or nothing more for 3 s (the broker dropped some:
-        // mosquitto's max_queued_messages).
-        let (mut got, mut last_change) = (before, Instant::now());
-        while got < target && last_change.elapsed() < Duration::from_secs(3) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            let now = gw.metric("pitchside_input_rows_total").await;
-            if now > got {
-                (got, last_change) = (now, Instant::now());
+/// Milliseconds from publish to alert, for the alerts that match an anomaly sent.
+fn latencies(alerts: &mut Alerts, sent_at: &HashMap<(u32, i64), Instant>) -> Vec<f64> {
+    let mut lat = Vec::new();
+    while let Ok((at, payload)) = alerts.try_recv() {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
+            continue;
+        };
+        let dev = v["device_id"]
+            .as_str()
+            .and_then(|d| d.strip_prefix("dev-")?.parse::<u32>().ok());
+        let t = v["event_time"].as_str().and_then(|s| parse_rfc3339(s).ok());
+        if let (Some(dev), Some(t)) = (dev, t) {
+            if let Some(s) = sent_at.get(&(dev, t / 1000)) {
+                lat.push(at.duration_since(*s).as_secs_f64() * 1e3);
             }
         }
-        let took = last_change.duration_since(start).as_secs_f64();
-        let received = got - before;
-        writeln!(
-            report,
-            "flood: {} QoS 1 events published in {published:.2} s ({:.0}/s); gateway took in {received} in {took:.2} s = {:.0} events/s; gateway dropped {}; never arrived (dropped by the broker) {}",
-            a.flood,
-            a.flood as f64 / published,
-            received / took,
-            gw.metric("pitchside_mqtt_dropped_messages_total").await,
-            target - got
-        )?;
     }
-    drop(gw);
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(report)
+    lat
+}
+
+/// Publishes `events` as fast as the broker takes them and measures how fast
+/// the gateway took them in; the report's last line.
+async fn flood(events: u64, gw: &Gateway, p: &mut Publisher) -> anyhow::Result<String> {
+    let before = gw.metric("pitchside_input_rows_total").await;
+    gw.wait_inputs(before, Duration::from_secs(10)).await?;
+    let start = Instant::now();
+    for _ in 0..events {
+        p.event(false).await?;
+    }
+    let published = start.elapsed().as_secs_f64();
+    let target = before + events as f64;
+    // Until all arrived, or nothing more for 3 s (the broker dropped some:
+    // mosquitto's max_queued_messages).
+    let (mut got, mut last_change) = (before, Instant::now());
+    while got < target && last_change.elapsed() < Duration::from_secs(3) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let now = gw.metric("pitchside_input_rows_total").await;
+        if now > got {
+            (got, last_change) = (now, Instant::now());
+        }
+    }
+    let took = last_change.duration_since(start).as_secs_f64();
+    let received = got - before;
+    Ok(format!(
+        "flood: {} QoS 1 events published in {published:.2} s ({:.0}/s); gateway took in {received} in {took:.2} s = {:.0} events/s; gateway dropped {}; never arrived (dropped by the broker) {}\n",
+        events,
+        events as f64 / published,
+        received / took,
+        gw.metric("pitchside_mqtt_dropped_messages_total").await,
+        target - got
+    ))
 }

@@ -1,20 +1,32 @@
 //! Wiring for `pitchside run`: sources → bounded channel → pipeline task →
 //! bounded channel → encoder thread → spool → uploader. Each task owns its
 //! state; shutdown flows downstream as channels close.
+//!
+//! [`run_with`] reads as the list of start-up steps. The parts: `cli` (the
+//! command line), `task` (the pipeline task) and `restore` (how it starts),
+//! `encoder` (the encoder thread), `control` (SIGHUP reload, SIGUSR1
+//! status), `simulator` (the built-in source), `error` (why start-up fails).
 
+pub mod cli;
+pub mod control;
+mod encoder;
+mod error;
+mod restore;
+mod simulator;
 pub mod task;
 
-use crate::commands::run::task::{pipeline_task, Batch, PipelineParts};
+use crate::commands::run::control::{control_task, Reloaders};
+use crate::commands::run::simulator::simulator_source;
+use crate::commands::run::task::{pipeline_task, PipelineParts};
 use crate::config::reload::Reloadable;
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::mqtt::conn::BrokerSettings;
-use crate::sinks::alerts::{AlertPublisher, AlertSettings, AlertStats};
+use crate::sinks::alerts::{AlertPublisher, AlertSender, AlertSettings, AlertStats};
 use crate::sinks::spool::{Spool, SpooledFile};
-use crate::sinks::spool_queue::{lock, SpoolQueue};
+use crate::sinks::spool_queue::{SharedQueue, SpoolQueue};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
-use crate::sinks::writer::TableWriter;
 use crate::sinks::UploadStats;
 use crate::sources::mqtt::MqttSource;
 use crate::sources::serial::{SerialSettings, SerialSource};
@@ -27,78 +39,26 @@ use crate::util::time::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::signal::unix::{signal, Signal, SignalKind};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
-/// Start-up failures; once running, errors are counted and logged instead.
-#[derive(Debug, thiserror::Error)]
-pub enum AppError {
-    /// The spool folder cannot be used.
-    #[error(transparent)]
-    Spool(#[from] crate::sinks::spool::SpoolError),
-    /// The store cannot be opened.
-    #[error(transparent)]
-    Store(#[from] crate::sinks::store::StoreError),
-    /// The metrics endpoint cannot listen.
-    #[error("metrics.listen {addr}: {source} (is another pitchside running? set metrics.listen = \"\" to turn it off)")]
-    Listen {
-        /// Address.
-        addr: String,
-        /// OS error.
-        source: std::io::Error,
-    },
-    /// An MQTT connection cannot be set up (password, certificates).
-    #[error(transparent)]
-    Mqtt(#[from] crate::mqtt::conn::ConnError),
-    /// No source is configured.
-    #[error("{}", crate::commands::preflight::NO_SOURCES)]
-    NoSources,
-    /// A start-up check failed (the same checks as `check-config`).
-    #[error(transparent)]
-    Preflight(#[from] crate::config::ConfigError),
-}
+pub use control::{Control, LoadConfig, SetLogLevel, Signals};
+pub use error::AppError;
 
 /// How long stages get to drain after shutdown before they are named as stuck.
 pub const GRACE: Duration = Duration::from_secs(20);
 
-/// SIGHUP, SIGUSR1 and SIGUSR2, taken over from their default action (which
-/// ends the process) as soon as `pitchside run` starts.
-pub struct Signals {
-    hup: Signal,
-    usr1: Signal,
-    usr2: Signal,
-}
-
-impl Signals {
-    /// Installs the handlers (inside the runtime). From here on these
-    /// signals never end the process; [`run_with`] acts on them.
-    pub fn install() -> std::io::Result<Signals> {
-        Ok(Signals {
-            hup: signal(SignalKind::hangup())?,
-            usr1: signal(SignalKind::user_defined1())?,
-            usr2: signal(SignalKind::user_defined2())?,
-        })
-    }
-}
-
-/// Reads the config again, from the same file (and board) as at start-up.
-pub type LoadConfig = Box<dyn Fn() -> Result<Config, crate::config::ConfigError> + Send + Sync>;
-/// Sets the log level (`log.level`); `Err` says why it cannot.
-pub type SetLogLevel = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
-
-/// How `pitchside run` controls the daemon besides shutdown: SIGHUP
-/// reloads the config ([`crate::config::reload`] says what can change), SIGUSR1
-/// logs a status summary, SIGUSR2 is logged and ignored.
-pub struct Control {
-    /// The installed signal handlers.
-    pub signals: Signals,
-    /// Where a reload reads the config; `None` (the built-in demo) has nothing to reload.
-    pub load: Option<LoadConfig>,
-    /// Applies a reloaded `log.level`.
-    pub set_log_level: SetLogLevel,
+/// What the stages of one `run` share.
+struct Daemon {
+    /// Every task but the encoder thread.
+    tracker: TaskTracker,
+    shutdown: CancellationToken,
+    /// What `/metrics`, `/healthz` and SIGUSR1 show.
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+    stats: Arc<UploadStats>,
+    state_stats: Arc<StateStats>,
 }
 
 /// Runs the daemon until `shutdown` is cancelled, then drains and returns.
@@ -112,20 +72,91 @@ pub async fn run_with(
     shutdown: CancellationToken,
     control: Option<Control>,
 ) -> Result<(), AppError> {
-    let checks = crate::commands::preflight::preflight(&config);
+    preflight(&config)?;
+    let (store, spool, pending) = open_spool_and_store(&config).await?;
+    let d = Daemon {
+        tracker: TaskTracker::new(),
+        shutdown,
+        snapshot: Arc::new(Mutex::new(MetricsSnapshot::default())),
+        stats: Arc::new(UploadStats::default()),
+        state_stats: Arc::new(StateStats::default()),
+    };
+    serve_metrics(&config, &d).await?;
+    let input_rx = start_sources(&config, &d)?;
+    let (alert_settings_tx, alert_out) = start_alerts(&config, &d)?;
+    let (queue, wake_tx) = start_uploader(&config, store.clone(), pending, &d);
+    let checkpoint = read_checkpoint(&config, &d.state_stats);
+    let (table_tx, encoder) =
+        encoder::start(&config, spool, queue, wake_tx, &d.stats, &d.state_stats)
+            .map_err(encoder_failed)?;
+    info!(
+        venue = %config.venue.id,
+        gateway = %config.venue.gateway_id,
+        store = %store.url(),
+        spool = %config.output.spool_dir.display(),
+        "pitchside running; Ctrl-C to stop."
+    );
+    let heartbeat = Heartbeat::default();
+    let (reload_tx, reload_rx) = watch::channel(Arc::new(Reloadable::from_config(&config)));
+    if let Some(control) = control {
+        d.tracker.spawn(control_task(
+            control,
+            config.file.clone(),
+            Reloaders {
+                pipeline: reload_tx,
+                alerts: alert_settings_tx,
+                snapshot: d.snapshot.clone(),
+            },
+            d.shutdown.clone(),
+        ));
+    }
+    let pipeline = d.tracker.spawn(pipeline_task(PipelineParts {
+        reload: reload_rx,
+        config,
+        rx: input_rx,
+        tables: table_tx,
+        stats: d.stats.clone(),
+        state_stats: d.state_stats.clone(),
+        snapshot: d.snapshot.clone(),
+        alert_out,
+        checkpoint,
+        heartbeat: heartbeat.clone(),
+    }));
+    let notifier = notify_ready(&d, heartbeat);
+    drain(d, &notifier, pipeline, encoder).await;
+    Ok(())
+}
+
+/// The start-up checks `check-config` makes; warnings are logged.
+fn preflight(config: &Config) -> Result<(), AppError> {
+    let checks = crate::commands::preflight::preflight(config);
     for warning in &checks.warnings {
         warn!("{warning}");
     }
     checks.into_result()?;
-    let store = Store::open(&config)?;
+    Ok(())
+}
+
+/// The encoder thread could not be started.
+fn encoder_failed(source: std::io::Error) -> AppError {
+    AppError::Listen {
+        addr: "encoder thread".into(),
+        source,
+    }
+}
+
+/// Opens the store and the spool (continuing the store's file numbers);
+/// returns them with the files an earlier run left in the spool.
+async fn open_spool_and_store(
+    config: &Config,
+) -> Result<(Store, Spool, Vec<SpooledFile>), AppError> {
+    let store = Store::open(config)?;
     let mut spool = Spool::open(
         &config.output.spool_dir,
         &config.venue.id,
         &config.venue.gateway_id,
     )?;
-    crate::sinks::upload::continue_store_sequence(&mut spool, &store, &config).await?;
-    let stats = Arc::new(UploadStats::default());
-    let state_stats = Arc::new(StateStats::default());
+    crate::sinks::upload::continue_store_sequence(&mut spool, &store, config).await?;
     let pending = spool.pending()?;
     if !pending.is_empty() {
         info!(
@@ -133,9 +164,11 @@ pub async fn run_with(
             "Spool has files from an earlier run; uploading them first."
         );
     }
-    let snapshot = Arc::new(Mutex::new(MetricsSnapshot::default()));
-    let tracker = TaskTracker::new();
+    Ok((store, spool, pending))
+}
 
+/// Serves `/metrics` and `/healthz` when `metrics.listen` is set.
+async fn serve_metrics(config: &Config, d: &Daemon) -> Result<(), AppError> {
     if let Some(addr) = &config.metrics.listen {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -144,13 +177,24 @@ pub async fn run_with(
                 source,
             })?;
         info!(addr = %addr, "Metrics at http://{addr}/metrics");
-        tracker.spawn(crate::telemetry::serve(
+        d.tracker.spawn(crate::telemetry::serve(
             listener,
-            snapshot.clone(),
-            shutdown.clone(),
+            d.snapshot.clone(),
+            d.shutdown.clone(),
         ));
     }
+    Ok(())
+}
 
+/// Starts every configured source on one bounded channel; returns its
+/// receiving end. The sources' stats go into the metrics snapshot.
+fn start_sources(config: &Config, d: &Daemon) -> Result<mpsc::Receiver<RawInput>, AppError> {
+    let Daemon {
+        tracker,
+        shutdown,
+        snapshot,
+        ..
+    } = d;
     let (input_tx, input_rx) = mpsc::channel::<RawInput>(config.pipeline.input_queue);
     let mut sources = 0;
     if let Some(sim) = &config.sources.simulator {
@@ -159,10 +203,8 @@ pub async fn run_with(
         tracker.spawn(simulator_source(sim, input_tx.clone(), shutdown.clone()));
     }
     let source_stats = Arc::new(SourceStats::default());
-    let alert_stats = Arc::new(AlertStats::default());
     if let Ok(mut g) = snapshot.lock() {
         g.sources = source_stats.clone();
-        g.alerts = alert_stats.clone();
         g.health_grace = config.metrics.health_grace;
     }
     for s in &config.sources.serial {
@@ -171,7 +213,7 @@ pub async fn run_with(
         let source = SerialSource::new(settings, input_tx.clone(), source_stats.clone());
         tracker.spawn(source.run(shutdown.clone()));
     }
-    let client_id = format!("pitchside-{}-{}", config.venue.id, config.venue.gateway_id);
+    let client_id = mqtt_client_id(config);
     for (i, m) in config.sources.mqtt.iter().enumerate() {
         sources += 1;
         let key = format!("sources.mqtt[{i}].broker");
@@ -183,8 +225,29 @@ pub async fn run_with(
     if sources == 0 {
         return Err(AppError::NoSources);
     }
+    Ok(input_rx)
+}
+
+/// The MQTT client id of this gateway; the alert output adds `-alerts`.
+fn mqtt_client_id(config: &Config) -> String {
+    format!("pitchside-{}-{}", config.venue.id, config.venue.gateway_id)
+}
+
+/// Starts the MQTT alert publisher when `alerts.mqtt` is set (its stats go
+/// into the metrics snapshot); returns where reloaded alert settings go, and
+/// where the pipeline offers its alerts.
+fn start_alerts(
+    config: &Config,
+    d: &Daemon,
+) -> Result<(watch::Sender<AlertSettings>, Option<AlertSender>), AppError> {
+    let tracker = &d.tracker;
+    let alert_stats = Arc::new(AlertStats::default());
+    if let Ok(mut g) = d.snapshot.lock() {
+        g.alerts = alert_stats.clone();
+    }
+    let client_id = mqtt_client_id(config);
     let (alert_settings_tx, alert_settings_rx) =
-        tokio::sync::watch::channel(AlertSettings::from_config(&config.alerts));
+        watch::channel(AlertSettings::from_config(&config.alerts));
     let alert_out = match &config.alerts.mqtt {
         Some(b) => {
             let id = format!("{client_id}-alerts");
@@ -201,8 +264,17 @@ pub async fn run_with(
         }
         None => None,
     };
+    Ok((alert_settings_tx, alert_out))
+}
 
-    let (table_tx, mut table_rx) = mpsc::channel::<Batch>(config.pipeline.encode_queue);
+/// Starts the uploader on the spool queue it shares with the encoder;
+/// returns the queue and the channel that wakes the uploader.
+fn start_uploader(
+    config: &Config,
+    store: Store,
+    pending: Vec<SpooledFile>,
+    d: &Daemon,
+) -> (SharedQueue, mpsc::Sender<()>) {
     // Finished files go into the queue the encoder shares with the uploader;
     // this channel only wakes the uploader (and closes when the encoder ends).
     let (wake_tx, wake_rx) = mpsc::channel::<()>(1);
@@ -212,16 +284,16 @@ pub async fn run_with(
         min_free_disk: config.output.min_free_disk,
         permanent_retry: Duration::from_micros(config.output.permanent_retry as u64),
     };
-    let queue = SpoolQueue::new(pending, limits, stats.clone()).shared();
-    let uploader = Uploader::with_queue(store.clone(), stats.clone(), queue.clone());
-    tracker.spawn(uploader.run(wake_rx, shutdown.clone()));
+    let queue = SpoolQueue::new(pending, limits, d.stats.clone()).shared();
+    let uploader = Uploader::with_queue(store, d.stats.clone(), queue.clone());
+    d.tracker.spawn(uploader.run(wake_rx, d.shutdown.clone()));
+    (queue, wake_tx)
+}
 
-    let mut writer = TableWriter::new(spool, config.output.snappy, config.output.max_rows_per_file)
-        .with_queue(queue.clone());
-    let enc_stats = stats.clone();
-    let enc_state_stats = state_stats.clone();
-    let spool_dir = config.output.spool_dir.clone();
-    let checkpoint = match crate::state::checkpoint::read(&config.output.spool_dir) {
+/// The checkpoint an earlier run left, if any; an unreadable one is
+/// counted and logged, and the run starts with empty state.
+fn read_checkpoint(config: &Config, state_stats: &StateStats) -> Option<Vec<u8>> {
+    match crate::state::checkpoint::read(&config.output.spool_dir) {
         Ok(c) => c,
         Err(e) => {
             state_stats
@@ -230,111 +302,40 @@ pub async fn run_with(
             error!(error = %e, "Checkpoint not used; starting with empty state.");
             None
         }
-    };
-    let encoder = std::thread::Builder::new()
-        .name("encoder".into())
-        .spawn(move || {
-            // One batch's files enter the queue together, so that eviction
-            // sees every table of a flush before it picks a victim.
-            let hand_over = |files: Vec<SpooledFile>| {
-                if !files.is_empty() {
-                    lock(&queue).insert_all(files);
-                    let _ = wake_tx.try_send(());
-                }
-            };
-            let failing = |stats: &UploadStats| {
-                let _ = stats.spool_failing_since.compare_exchange(0, now_micros(), Ordering::Relaxed, Ordering::Relaxed);
-            };
-            while let Some(batch) = table_rx.blocking_recv() {
-                let mut finished = Vec::new();
-                for buf in &batch.tables {
-                    match writer.append(buf, &enc_stats) {
-                        Ok(closed) => {
-                            enc_stats.spool_failing_since.store(0, Ordering::Relaxed);
-                            finished.extend(closed);
-                        }
-                        // The writer has counted and logged the lost rows.
-                        Err(_) => failing(&enc_stats),
-                    }
-                }
-                if batch.flush {
-                    match writer.close_all(&enc_stats) {
-                        Ok(files) => {
-                            finished.extend(files);
-                            finished.extend(writer.take_orphans());
-                            hand_over(std::mem::take(&mut finished));
-                            // Every row of this state is durable now: so is the state.
-                            if let Some(cp) = &batch.checkpoint {
-                                match crate::state::checkpoint::write(&spool_dir, &cp.bytes) {
-                                    Ok(()) => crate::state::journal::remove_before(&cp.journal_dir, cp.journal_generation),
-                                    Err(e) => {
-                                        enc_state_stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
-                                        error!(error = %e, "Checkpoint could not be written; the journal is kept and replayed from the previous one.")
-                                    }
-                                }
-                            }
-                        }
-                        // The writer has counted and logged the lost rows; no
-                        // checkpoint for a flush that did not complete.
-                        Err(_) => failing(&enc_stats),
-                    }
-                }
-                finished.extend(writer.take_orphans());
-                hand_over(finished);
-            }
-        })
-        .map_err(|source| AppError::Listen { addr: "encoder thread".into(), source })?;
-
-    info!(
-        venue = %config.venue.id,
-        gateway = %config.venue.gateway_id,
-        store = %store.url(),
-        spool = %config.output.spool_dir.display(),
-        "pitchside running; Ctrl-C to stop."
-    );
-    let heartbeat = Heartbeat::default();
-    let (reload_tx, reload_rx) =
-        tokio::sync::watch::channel(Arc::new(Reloadable::from_config(&config)));
-    if let Some(control) = control {
-        tracker.spawn(control_task(
-            control,
-            config.file.clone(),
-            Reloaders {
-                pipeline: reload_tx,
-                alerts: alert_settings_tx,
-                snapshot: snapshot.clone(),
-            },
-            shutdown.clone(),
-        ));
     }
-    let pipeline_task = tracker.spawn(pipeline_task(PipelineParts {
-        reload: reload_rx,
-        config,
-        rx: input_rx,
-        tables: table_tx,
-        stats,
-        state_stats,
-        snapshot,
-        alert_out,
-        checkpoint,
-        heartbeat: heartbeat.clone(),
-    }));
+}
+
+/// Feeds the systemd watchdog (when it asks for it) and tells systemd the
+/// gateway is ready.
+fn notify_ready(d: &Daemon, heartbeat: Heartbeat) -> Arc<Notifier> {
     let notifier = Arc::new(Notifier::from_env());
     if let Some(period) = watchdog_interval() {
-        tracker.spawn(feed_watchdog(
+        d.tracker.spawn(feed_watchdog(
             notifier.clone(),
             period,
             heartbeat,
-            shutdown.clone(),
+            d.shutdown.clone(),
         ));
     }
     notifier.notify("READY=1\nSTATUS=running");
-    tracker.close();
+    notifier
+}
 
-    shutdown.cancelled().await;
+/// Waits for shutdown, then for the stages in flow order: sources stop on
+/// the token, the pipeline flushes (with a checkpoint), the encoder
+/// finishes its files, the uploader and the rest stop. A stage that takes
+/// longer than [`GRACE`] is named in the log.
+async fn drain(
+    d: Daemon,
+    notifier: &Notifier,
+    pipeline: tokio::task::JoinHandle<()>,
+    encoder: std::thread::JoinHandle<()>,
+) {
+    d.tracker.close();
+    d.shutdown.cancelled().await;
     notifier.notify("STOPPING=1\nSTATUS=draining");
     info!("Draining: sources stopped; flushing tables, writing the checkpoint, uploading.");
-    if tokio::time::timeout(GRACE, pipeline_task).await.is_err() {
+    if tokio::time::timeout(GRACE, pipeline).await.is_err() {
         error!(
             grace_s = GRACE.as_secs(),
             "Pipeline stage did not drain in time."
@@ -347,149 +348,11 @@ pub async fn run_with(
             "Encoder stage did not finish in time."
         );
     }
-    if tokio::time::timeout(GRACE, tracker.wait()).await.is_err() {
+    if tokio::time::timeout(GRACE, d.tracker.wait()).await.is_err() {
         error!(
             grace_s = GRACE.as_secs(),
             "Uploader or a source did not stop in time."
         );
     }
     info!("Stopped.");
-    Ok(())
-}
-
-async fn simulator_source(
-    mut sim: Simulator,
-    tx: mpsc::Sender<RawInput>,
-    shutdown: CancellationToken,
-) {
-    let source: crate::model::SourceName = Arc::from("simulator");
-    let mut tick = tokio::time::interval(Duration::from_millis(20));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    info!(kinds = ?sim.kinds(), "Simulator started.");
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => break,
-            _ = tick.tick() => {}
-        }
-        let now = now_micros();
-        while sim.next_time() <= now {
-            let (line, _) = sim.next_line();
-            let input = RawInput {
-                source: source.clone(),
-                sensor_hint: None,
-                payload: line.into_bytes(),
-                received_at: now,
-                framing_error: None,
-                ack: None,
-            };
-            // A full queue makes the simulator wait: it has nothing to lose.
-            if tx.send(input).await.is_err() {
-                return;
-            }
-        }
-    }
-}
-
-/// Where a reload sends what it changed.
-struct Reloaders {
-    pipeline: tokio::sync::watch::Sender<Arc<Reloadable>>,
-    alerts: tokio::sync::watch::Sender<AlertSettings>,
-    snapshot: Arc<Mutex<MetricsSnapshot>>,
-}
-
-/// Acts on SIGHUP, SIGUSR1 and SIGUSR2 until shutdown. `running` is the
-/// config file in force (reloaded keys included).
-async fn control_task(
-    mut control: Control,
-    mut running: crate::config::ConfigFile,
-    to: Reloaders,
-    shutdown: CancellationToken,
-) {
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            Some(()) = control.signals.hup.recv() => reload(&control, &mut running, &to),
-            Some(()) = control.signals.usr1.recv() => log_status(&to.snapshot),
-            Some(()) = control.signals.usr2.recv() => {
-                info!("SIGUSR2 received: pitchside does not use it; ignored (SIGHUP reloads, SIGUSR1 logs a status summary).");
-            }
-        }
-    }
-}
-
-/// SIGHUP: read the config again; apply what can change while running,
-/// name what needs a restart, keep everything on a broken file.
-fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloaders) {
-    let Some(load) = &control.load else {
-        warn!("SIGHUP received, but this is the built-in demo config (no --config): nothing to reload.");
-        return;
-    };
-    info!("SIGHUP received: reloading the config.");
-    let new = match load() {
-        Ok(c) => c,
-        Err(e) => {
-            // One log line: the problems joined, so journald keeps them together.
-            let problems = e
-                .to_string()
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && *l != "|")
-                .collect::<Vec<_>>()
-                .join(" / ");
-            error!(problems = %problems, "Config reload failed; still running with the previous config. Fix the file (pitchside check-config --config ...) and send SIGHUP again.");
-            return;
-        }
-    };
-    let plan = crate::config::reload::plan(running, &new.file);
-    if plan.apply.is_empty() {
-        info!("Config reloaded: nothing that can change while running changed.");
-    } else {
-        info!(changed = %plan.apply.join(", "), "Config reloaded; applied now.");
-    }
-    if !plan.restart.is_empty() {
-        warn!(keys = %plan.restart.join(", "), "Config keys changed that need a restart to take effect (systemctl restart pitchside); running with their old values.");
-    }
-    if plan.apply.is_empty() {
-        return;
-    }
-    to.pipeline
-        .send_replace(Arc::new(Reloadable::from_config(&new)));
-    to.alerts
-        .send_replace(AlertSettings::from_config(&new.alerts));
-    if let Ok(mut g) = to.snapshot.lock() {
-        g.health_grace = new.metrics.health_grace;
-    }
-    if plan.apply.iter().any(|k| k == "log.level") {
-        if let Err(why) = (control.set_log_level)(&new.log.level) {
-            warn!("log.level not changed: {why}");
-        }
-    }
-    *running = crate::config::reload::merge(running, &new.file);
-}
-
-/// SIGUSR1: one log line with health and the main counters.
-fn log_status(snapshot: &Mutex<MetricsSnapshot>) {
-    let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
-    let health = match crate::telemetry::health(&s, now_micros()) {
-        Ok(()) => "ok".to_string(),
-        Err(why) => format!("unhealthy: {why}"),
-    };
-    let down: Vec<String> = s
-        .sources
-        .down_sources(now_micros())
-        .into_iter()
-        .map(|(name, us)| format!("{name} ({} s)", us / 1_000_000))
-        .collect();
-    info!(
-        health = %health,
-        inputs = s.counters.input_rows,
-        rejected = s.counters.rejected_total(),
-        alerts = s.counters.alerts,
-        fatigue_alerts = s.counters.fatigue_alerts,
-        sources_down = %down.join(", "),
-        spool_files = s.progress.spool_files,
-        uploaded_files = s.uploaded_files_total,
-        upload_failures = s.upload_failures_total,
-        "Status (SIGUSR1)"
-    );
 }

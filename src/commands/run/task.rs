@@ -2,6 +2,7 @@
 //! journals them, runs the [`Pipeline`], hands row groups and flushes (with
 //! checkpoints) to the encoder, publishes alerts and progress.
 
+use crate::commands::run::restore::{restore, sync_interval};
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::pipeline::{LiveAlert, Pipeline};
@@ -35,6 +36,8 @@ pub(crate) struct PipelineParts {
     pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::config::reload::Reloadable>>,
 }
 
+/// Runs until the sources' channel closes, then flushes every table with a
+/// final checkpoint.
 pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let PipelineParts {
         config,
@@ -50,34 +53,20 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     } = parts;
     let mut reload_open = true;
     heartbeat.beat();
-    let started = now_micros();
-    // Before this run writes any journal file or checkpoint.
-    let last_ran = crate::state::downtime::last_activity(&config.output.spool_dir);
-    let mut p = Pipeline::new(&config, true);
-    let from = resume(&mut p, &config, checkpoint, &state_stats);
-    // Inputs since that checkpoint are in the journal: replay them with the
-    // clock they arrived at, rebuilding exactly the state the crash cut short.
-    let sync_interval = Duration::from_micros(config.output.sync_interval.max(1) as u64);
-    let (mut recorder, replayed) = Recorder::start(
-        &config.output.spool_dir,
-        from,
-        sync_interval,
-        state_stats.clone(),
-        |input| {
-            p.process(&input, input.received_at);
-        },
-    );
-    if replayed > 0 {
-        let _ = p.drain_alerts();
-        info!(
-            inputs = replayed,
-            "Replayed the journal since the last checkpoint."
-        );
-    }
-    note_downtime(&mut p, last_ran, started);
-    let mut sync_tick = tokio::time::interval(sync_interval);
-    let row_group = row_group_rows(&config);
-    let mut progress = ProgressTracker::new(now_micros());
+    let (p, recorder) = restore(&config, checkpoint, &state_stats);
+    let mut sync_tick = tokio::time::interval(sync_interval(&config));
+    let mut task = Task {
+        p,
+        recorder,
+        tables,
+        stats,
+        state_stats,
+        snapshot,
+        alert_out,
+        heartbeat,
+        row_group: row_group_rows(&config),
+        progress: ProgressTracker::new(now_micros()),
+    };
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
     let mut flush = tokio::time::interval(period(config.output.flush_interval));
     let mut report = tokio::time::interval(period(config.metrics.progress_interval));
@@ -90,73 +79,107 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                 if n == 0 {
                     break;
                 }
-                heartbeat.beat();
-                let t0 = std::time::Instant::now();
-                let clock = now_micros();
-                for mut input in batch.drain(..) {
-                    recorder.record(&mut input);
-                    p.process(&input, clock);
-                }
-                recorder.commit(false);
-                progress.add_busy(t0.elapsed().as_micros() as u64);
-                let alerts = p.drain_alerts();
-                log_alerts(&alerts);
-                // Never waits for the broker: a full alert queue drops and counts.
-                if let Some(out) = alert_out.as_ref().filter(|_| !alerts.is_empty()) {
-                    out.offer(alerts);
-                }
-                if p.max_buffered_rows() >= row_group {
-                    send(&tables, p.take_tables(row_group), false, &stats).await;
-                }
+                task.take(&mut batch).await;
             }
             r = reload.changed(), if reload_open => match r {
                 Ok(()) => {
                     let new = reload.borrow_and_update().clone();
-                    p.apply_reload(&new);
-                    info!(threshold = new.threshold, ranges = new.ranges.len(), "Pipeline settings reloaded.");
+                    task.apply_reload(&new);
                 }
                 Err(_) => reload_open = false,
             },
-            _ = sync_tick.tick() => recorder.commit(false),
-            _ = flush.tick() => flush_with_checkpoint(&tables, &mut p, &mut recorder, &stats).await,
-            _ = report.tick() => {
-                heartbeat.beat();
-                p.expire_idle();
-                let row = progress.tick(now_micros(), &p, &stats);
-                p.push_progress(&row);
-                info!("{}", row.summary(stats.files_written.load(Ordering::Relaxed)));
-                publish(&snapshot, &p, &row, (&stats, &state_stats));
-            }
+            _ = sync_tick.tick() => task.recorder.commit(false),
+            _ = flush.tick() => task.flush().await,
+            _ = report.tick() => task.report(),
         }
     }
-    let row = progress.tick(now_micros(), &p, &stats);
-    p.push_progress(&row);
-    flush_with_checkpoint(&tables, &mut p, &mut recorder, &stats).await;
-    info!(
-        inputs = p.counters().input_rows,
-        alerts = p.counters().alerts,
-        "Pipeline drained; open windows are kept in the checkpoint."
-    );
+    task.finish().await;
 }
 
-/// Marks windows overlapping the time since the last run (after the journal
-/// replay, so replayed windows come out as the last run would have written them).
-fn note_downtime(p: &mut Pipeline, last_ran: Option<i64>, started: i64) {
-    match last_ran {
-        None => info!(
-            "No earlier state in output.spool_dir: windows that began before now are marked as partial (gateway_downtime_ms)."
-        ),
-        Some(t) if t > started => tracing::warn!(
-            last_write = %format_rfc3339(t),
-            "The clock is behind the last state this gateway wrote (no real-time clock?): the downtime before this start is unknown and not marked."
-        ),
-        Some(t) => info!(
-            from = %format_rfc3339(t),
-            seconds = (started - t) / 1_000_000,
-            "Gateway was not running since its last durable write: windows overlapping that time are marked (gateway_downtime_ms)."
-        ),
+/// The pipeline task's state between events.
+struct Task {
+    p: Pipeline,
+    recorder: Recorder,
+    tables: mpsc::Sender<Batch>,
+    stats: Arc<UploadStats>,
+    state_stats: Arc<StateStats>,
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+    alert_out: Option<AlertSender>,
+    heartbeat: Heartbeat,
+    /// Rows a table buffers before a row group goes to the encoder.
+    row_group: usize,
+    progress: ProgressTracker,
+}
+
+impl Task {
+    /// Journals and processes inputs; logs and offers the alerts they
+    /// raised; sends full row groups to the encoder.
+    async fn take(&mut self, batch: &mut Vec<RawInput>) {
+        self.heartbeat.beat();
+        let t0 = std::time::Instant::now();
+        let clock = now_micros();
+        for mut input in batch.drain(..) {
+            self.recorder.record(&mut input);
+            self.p.process(&input, clock);
+        }
+        self.recorder.commit(false);
+        self.progress.add_busy(t0.elapsed().as_micros() as u64);
+        let alerts = self.p.drain_alerts();
+        log_alerts(&alerts);
+        // Never waits for the broker: a full alert queue drops and counts.
+        if let Some(out) = self.alert_out.as_ref().filter(|_| !alerts.is_empty()) {
+            out.offer(alerts);
+        }
+        if self.p.max_buffered_rows() >= self.row_group {
+            let tables = self.p.take_tables(self.row_group);
+            send(&self.tables, tables, false, &self.stats).await;
+        }
     }
-    p.add_downtime(last_ran.unwrap_or(i64::MIN), started);
+
+    /// Settings a SIGHUP reload changed.
+    fn apply_reload(&mut self, new: &crate::config::reload::Reloadable) {
+        self.p.apply_reload(new);
+        info!(
+            threshold = new.threshold,
+            ranges = new.ranges.len(),
+            "Pipeline settings reloaded."
+        );
+    }
+
+    async fn flush(&mut self) {
+        flush_with_checkpoint(&self.tables, &mut self.p, &mut self.recorder, &self.stats).await
+    }
+
+    /// Every `metrics.progress_interval`: idle keys expire, a progress row
+    /// is written and logged, the metrics snapshot is updated.
+    fn report(&mut self) {
+        self.heartbeat.beat();
+        self.p.expire_idle();
+        let row = self.progress.tick(now_micros(), &self.p, &self.stats);
+        self.p.push_progress(&row);
+        info!(
+            "{}",
+            row.summary(self.stats.files_written.load(Ordering::Relaxed))
+        );
+        publish(
+            &self.snapshot,
+            &self.p,
+            &row,
+            (&self.stats, &self.state_stats),
+        );
+    }
+
+    /// The sources are done: a last progress row, a last flush with checkpoint.
+    async fn finish(mut self) {
+        let row = self.progress.tick(now_micros(), &self.p, &self.stats);
+        self.p.push_progress(&row);
+        self.flush().await;
+        info!(
+            inputs = self.p.counters().input_rows,
+            alerts = self.p.counters().alerts,
+            "Pipeline drained; open windows are kept in the checkpoint."
+        );
+    }
 }
 
 /// Table buffers for the encoder; `flush` closes every open file after them.
@@ -240,31 +263,6 @@ pub struct Checkpoint {
     pub journal_dir: std::path::PathBuf,
     /// Generations before this one are covered by the checkpoint.
     pub journal_generation: u64,
-}
-
-/// Restores the checkpoint into a fresh pipeline; an unusable one is set
-/// aside (ERROR, counted) and the pipeline starts empty. Returns the journal
-/// generation to replay from.
-fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &StateStats) -> u64 {
-    let Some(body) = body else { return 0 };
-    match p.restore(&body) {
-        Ok(generation) => {
-            info!(
-                keys = p.detector().keys(),
-                open_windows = p.windows().open_cells(),
-                "Resumed from checkpoint: baselines, open windows and watermarks restored."
-            );
-            generation
-        }
-        Err(e) => {
-            let path = crate::state::checkpoint::path(&config.output.spool_dir);
-            let err = crate::state::checkpoint::set_aside(&path, e.0.to_string());
-            stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
-            error!(error = %err, "Checkpoint not used; starting with empty state.");
-            *p = Pipeline::new(config, true);
-            0
-        }
-    }
 }
 
 fn publish(

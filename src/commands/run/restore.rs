@@ -1,0 +1,98 @@
+//! How the pipeline task of `pitchside run` starts: the state of the last
+//! run restored from its checkpoint, the journal since then replayed, and
+//! the time the gateway was down marked on the windows it overlaps.
+
+use crate::config::Config;
+use crate::pipeline::Pipeline;
+use crate::state::journal::Recorder;
+use crate::state::StateStats;
+use crate::util::time::{format_rfc3339, now_micros};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::{error, info};
+
+/// How often the journal is made durable (`output.sync_interval`).
+pub(crate) fn sync_interval(config: &Config) -> Duration {
+    Duration::from_micros(config.output.sync_interval.max(1) as u64)
+}
+
+/// The pipeline as the last run left it: its checkpoint restored, the
+/// journal since then replayed, the downtime between marked. Returns it
+/// with the journal recorder of this run.
+pub(crate) fn restore(
+    config: &Config,
+    checkpoint: Option<Vec<u8>>,
+    state_stats: &Arc<StateStats>,
+) -> (Pipeline, Recorder) {
+    let started = now_micros();
+    // Before this run writes any journal file or checkpoint.
+    let last_ran = crate::state::downtime::last_activity(&config.output.spool_dir);
+    let mut p = Pipeline::new(config, true);
+    let from = resume(&mut p, config, checkpoint, state_stats);
+    // Inputs since that checkpoint are in the journal: replay them with the
+    // clock they arrived at, rebuilding exactly the state the crash cut short.
+    let (recorder, replayed) = Recorder::start(
+        &config.output.spool_dir,
+        from,
+        sync_interval(config),
+        state_stats.clone(),
+        |input| {
+            p.process(&input, input.received_at);
+        },
+    );
+    if replayed > 0 {
+        let _ = p.drain_alerts();
+        info!(
+            inputs = replayed,
+            "Replayed the journal since the last checkpoint."
+        );
+    }
+    note_downtime(&mut p, last_ran, started);
+    (p, recorder)
+}
+
+/// Marks windows overlapping the time since the last run (after the journal
+/// replay, so replayed windows come out as the last run would have written them).
+fn note_downtime(p: &mut Pipeline, last_ran: Option<i64>, started: i64) {
+    match last_ran {
+        None => info!(
+            "No earlier state in output.spool_dir: windows that began before now are marked as partial (gateway_downtime_ms)."
+        ),
+        Some(t) if t > started => tracing::warn!(
+            last_write = %format_rfc3339(t),
+            "The clock is behind the last state this gateway wrote (no real-time clock?): the downtime before this start is unknown and not marked."
+        ),
+        Some(t) => info!(
+            from = %format_rfc3339(t),
+            seconds = (started - t) / 1_000_000,
+            "Gateway was not running since its last durable write: windows overlapping that time are marked (gateway_downtime_ms)."
+        ),
+    }
+    p.add_downtime(last_ran.unwrap_or(i64::MIN), started);
+}
+
+/// Restores the checkpoint into a fresh pipeline; an unusable one is set
+/// aside (ERROR, counted) and the pipeline starts empty. Returns the journal
+/// generation to replay from.
+fn resume(p: &mut Pipeline, config: &Config, body: Option<Vec<u8>>, stats: &StateStats) -> u64 {
+    let Some(body) = body else { return 0 };
+    match p.restore(&body) {
+        Ok(generation) => {
+            info!(
+                keys = p.detector().keys(),
+                open_windows = p.windows().open_cells(),
+                "Resumed from checkpoint: baselines, open windows and watermarks restored."
+            );
+            generation
+        }
+        Err(e) => {
+            let path = crate::state::checkpoint::path(&config.output.spool_dir);
+            let err = crate::state::checkpoint::set_aside(&path, e.0.to_string());
+            stats.checkpoint_failures.fetch_add(1, Ordering::Relaxed);
+            error!(error = %err, "Checkpoint not used; starting with empty state.");
+            *p = Pipeline::new(config, true);
+            0
+        }
+    }
+}
