@@ -13,12 +13,12 @@
 //! ```
 //!
 //! The folders are layers; a module imports only from layers below its own
-//! (README "Architecture" draws the same picture, and `tests/layers.rs`
+//! (README "Architecture" draws the same picture, and `tests/house.rs`
 //! checks it):
 //!
 //! | layer | what |
 //! |---|---|
-//! | [`commands`] | `run` (wiring, signals, reload), `replay`, `status`, `bench` |
+//! | [`commands`] | `run` (wiring, signals, reload), `replay`, `simulate`, `check-config`, `service-dropin`, `status`, `bench`; each command's options live beside it, `main.rs` only dispatches |
 //! | [`telemetry`] | progress rows, Prometheus and `/healthz`, systemd |
 //! | [`sinks`] | encoder, Parquet, spool, uploader, store, MQTT alerts out |
 //! | [`sources`] | framing, serial, simulator, MQTT in |

@@ -62,40 +62,10 @@ fn modules() -> BTreeMap<String, PathBuf> {
     out
 }
 
-/// The file's text without `#[cfg(test)]` items (a module or function: from
-/// the attribute to the end of the item's braces) and without comments.
+/// The file's text without `#[cfg(test)]` items and without comment lines.
 fn non_test_code(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at..];
-        let Some(open) = after.find(['{', ';']) else {
-            break;
-        };
-        if after.as_bytes()[open] == b';' {
-            rest = &after[open + 1..];
-            continue;
-        }
-        let mut depth = 0;
-        let mut end = after.len();
-        for (i, c) in after[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = open + i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out.lines()
+    non_test_code_keeping_lines(text)
+        .lines()
         .filter(|l| !l.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n")
@@ -147,7 +117,7 @@ fn layer(module: &str) -> usize {
     LAYERS
         .iter()
         .position(|l| *l == top)
-        .unwrap_or_else(|| panic!("src/{top} is not in LAYERS: place it in tests/layers.rs"))
+        .unwrap_or_else(|| panic!("src/{top} is not in LAYERS: place it in tests/house.rs"))
 }
 
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
@@ -366,8 +336,9 @@ fn functions(text: &str) -> Vec<(String, usize, usize, bool)> {
     out
 }
 
-/// Like [`non_test_code`], but test items become blank lines, so line
-/// numbers still match the file.
+/// The file's text with every `#[cfg(test)]` item (a module or function:
+/// from the attribute to the end of its braces, or to its `;`) turned into
+/// blank lines, so line numbers still match the file.
 fn non_test_code_keeping_lines(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
