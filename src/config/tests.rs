@@ -9,6 +9,20 @@ store = "file:///tmp/outbox"
 spool_dir = "/tmp/spool"
 "#;
 
+/// The checked config of a file that must be valid.
+fn valid(text: &str) -> Config {
+    parse(text, "test").unwrap().validate().unwrap()
+}
+
+/// Every problem `validate` finds in a file that parses.
+fn problems(text: &str) -> String {
+    parse(text, "test")
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn every_file_in_config_dir_loads_and_validates() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
@@ -25,7 +39,7 @@ fn every_file_in_config_dir_loads_and_validates() {
 
 #[test]
 fn minimal_config_gets_spec_defaults() {
-    let c = parse(MINIMAL, "test").unwrap().validate().unwrap();
+    let c = valid(MINIMAL);
     assert_eq!(c.detector.window, 100);
     assert_eq!(c.detector.threshold, 3.5);
     assert_eq!(c.detector.min_baseline, 10);
@@ -83,7 +97,7 @@ fn unknown_keys_are_refused_with_their_name() {
 
 #[test]
 fn effective_config_prints_and_parses_back() {
-    let c = parse(MINIMAL, "test").unwrap().validate().unwrap();
+    let c = valid(MINIMAL);
     let again = parse(&c.to_toml(), "printed").unwrap().validate().unwrap();
     assert_eq!(again.detector.window, c.detector.window);
     assert_eq!(again.output.store, c.output.store);
@@ -121,11 +135,7 @@ fn store_urls_must_name_a_folder_or_bucket() {
 #[test]
 fn detector_sizes_that_cannot_be_allocated_are_refused() {
     let text = format!("{MINIMAL}\n[detector]\nwindow = 100000\nmax_keys = 10000000\n");
-    let err = parse(&text, "test")
-        .unwrap()
-        .validate()
-        .unwrap_err()
-        .to_string();
+    let err = problems(&text);
     assert!(err.contains("detector.max_keys x detector.window"), "{err}");
 }
 
@@ -134,14 +144,10 @@ fn sizes_take_numbers_or_unit_strings() {
     let text = format!(
         "{MINIMAL}\n[limits]\nmax_event_bytes = \"8KiB\"\n[metrics]\nlisten = \"localhost:9899\"\n"
     );
-    let c = parse(&text, "test").unwrap().validate().unwrap();
+    let c = valid(&text);
     assert_eq!(c.limits.max_event_bytes, 8192);
     let text = format!("{MINIMAL}\n[limits]\nmax_event_bytes = \"8 parsecs\"\n");
-    let err = parse(&text, "test")
-        .unwrap()
-        .validate()
-        .unwrap_err()
-        .to_string();
+    let err = problems(&text);
     assert!(err.contains("limits.max_event_bytes"), "{err}");
 }
 
@@ -150,11 +156,7 @@ fn generic_range_metric_names_follow_the_metric_rule() {
     let text = format!(
         "{MINIMAL}\n[[limits.range]]\nsensor = \"generic\"\nmetric = \"temp c\"\nmin = 0\n"
     );
-    let err = parse(&text, "test")
-        .unwrap()
-        .validate()
-        .unwrap_err()
-        .to_string();
+    let err = problems(&text);
     assert!(err.contains("limits.range[0].metric"), "{err}");
 }
 
@@ -288,11 +290,7 @@ queue = 0
 [log]
 level = "loud"
 "#;
-    let msg = parse(text, "test")
-        .unwrap()
-        .validate()
-        .unwrap_err()
-        .to_string();
+    let msg = problems(text);
     let keys = [
         "venue.id",
         "detector.window",
