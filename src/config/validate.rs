@@ -11,7 +11,7 @@ use super::log::LogConfig;
 use super::metrics::MetricsConfig;
 use super::output::OutputConfig;
 use super::pipeline::PipelineConfig;
-use super::sources::SourcesSection;
+use super::sources::{Inputs, SourcesSection};
 use super::venue::VenueConfig;
 use super::windows::WindowsConfig;
 
@@ -39,6 +39,8 @@ pub struct Config {
     pub pipeline: PipelineConfig,
     /// `[sources.*]`, checked.
     pub sources: SourcesSection,
+    /// The serial ports and MQTT subscriptions with their formats (SPEC §9).
+    pub inputs: Inputs,
     /// `[alerts]`.
     pub alerts: AlertsConfig,
     /// `[log]`.
@@ -60,6 +62,7 @@ impl ConfigFile {
         let metrics = p.keep(f.metrics.validate());
         let pipeline = p.keep(f.pipeline.validate());
         let sources = p.keep(f.sources.validate());
+        let inputs = p.keep(f.sources.inputs());
         let alerts = p.keep(f.alerts.validate());
         let log = p.keep(f.log.validate());
         let (
@@ -72,11 +75,12 @@ impl ConfigFile {
             Some(metrics),
             Some(pipeline),
             Some(sources),
+            Some(inputs),
             Some(alerts),
             Some(log),
         ) = (
-            venue, detector, windows, fatigue, limits, output, metrics, pipeline, sources, alerts,
-            log,
+            venue, detector, windows, fatigue, limits, output, metrics, pipeline, sources, inputs,
+            alerts, log,
         )
         else {
             return Err(ConfigError::Invalid {
@@ -94,6 +98,7 @@ impl ConfigFile {
             metrics,
             pipeline,
             sources,
+            inputs,
             alerts,
             log,
         })

@@ -9,5 +9,6 @@ pub mod codec;
 pub mod hash;
 pub mod log_limit;
 pub mod rng;
+pub mod strftime;
 pub mod time;
 pub mod units;

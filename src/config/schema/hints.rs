@@ -145,7 +145,7 @@ fn find_elsewhere(name: &str, path: &str, keys: &[Key], out: &mut Vec<String>) {
     for key in keys {
         let full = join(path, key.name);
         match key.ty {
-            Ty::Table(inner) | Ty::Tables(inner) => {
+            Ty::Table(inner) | Ty::Tables(inner) | Ty::TextOrTable(inner) | Ty::Named(inner) => {
                 if inner.iter().any(|k| k.name == name) {
                     out.push(full.clone());
                 }

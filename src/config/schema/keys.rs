@@ -25,6 +25,16 @@ pub enum Ty {
     Table(&'static [Key]),
     /// A list of sections (`[[a.b]]` or a list of inline tables).
     Tables(&'static [Key]),
+    /// A list of texts: `["a", "b"]`.
+    TextList,
+    /// Text, a number or `true`/`false`: a fixed value.
+    Scalar,
+    /// Text, or a section with these keys (`event_time = "arrival"` or
+    /// `event_time = { field = "ts" }`).
+    TextOrTable(&'static [Key]),
+    /// A section whose keys are names of the user's choosing, each holding
+    /// a section with these keys (`[….map.metrics]`).
+    Named(&'static [Key]),
 }
 
 /// One key of a section.

@@ -115,6 +115,53 @@ fn check_value(
         (Ty::Tables(_), _) => Err(format!(
             "must be a list of sections, but it is {got}; write [[{full}]] (double brackets) above each one"
         )),
+        (Ty::TextList, Value::Array(items)) if items.iter().all(Value::is_str) => Ok(()),
+        (Ty::TextList, _) => Err(format!(
+            "must be a list of texts such as [\"a\", \"b\"], but it is {got}"
+        )),
+        (Ty::Scalar, Value::String(_) | Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => {
+            Ok(())
+        }
+        (Ty::Scalar, _) => Err(format!(
+            "must be text, a number or true/false, but it is {got}"
+        )),
+        (Ty::TextOrTable(_), Value::String(_)) => Ok(()),
+        (Ty::TextOrTable(keys), Value::Table(t)) => {
+            walk(full, t, keys, out);
+            Ok(())
+        }
+        (Ty::TextOrTable(_), _) => Err(format!(
+            "must be text or a section such as {{ field = \"…\" }}, but it is {got}"
+        )),
+        (Ty::Named(keys), Value::Table(t)) => {
+            walk_named(full, t, keys, out);
+            Ok(())
+        }
+        (Ty::Named(_), _) => Err(format!(
+            "must be a section of named entries, but it is {got}; write [{full}] on a line of its own"
+        )),
+    }
+}
+
+/// Walks a section of named entries, each a section with `keys`; an entry
+/// that is not a section is a problem, and removed.
+fn walk_named(full: &str, table: &mut Table, keys: &[Key], out: &mut Vec<String>) {
+    let mut bad = Vec::new();
+    for (name, value) in table.iter_mut() {
+        let at = join(full, name);
+        match value {
+            Value::Table(t) => walk(&at, t, keys, out),
+            other => {
+                out.push(format!(
+                    "{at}: must be a section such as {{ field = \"…\" }}, but it is {}",
+                    describe(other)
+                ));
+                bad.push(name.clone());
+            }
+        }
+    }
+    for name in &bad {
+        table.remove(name);
     }
 }
 

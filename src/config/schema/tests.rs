@@ -18,6 +18,15 @@ fn sample(keys: &[Key], all: bool) -> Table {
             Ty::Bool => Value::Boolean(true),
             Ty::Table(inner) => Value::Table(sample(inner, all)),
             Ty::Tables(inner) => Value::Array(vec![Value::Table(sample(inner, all))]),
+            Ty::TextList => Value::Array(vec![Value::String("x".into())]),
+            Ty::Scalar => Value::Integer(1),
+            // One entry key only: a map entry takes exactly one source.
+            Ty::TextOrTable(_) => Value::String("x".into()),
+            Ty::Named(inner) => {
+                let mut named = Table::new();
+                named.insert("m".into(), Value::Table(sample(inner, all)));
+                Value::Table(named)
+            }
         };
         t.insert(key.name.into(), v);
     }
@@ -37,6 +46,42 @@ fn the_required_keys_of_the_schema_are_enough_for_serde() {
     let doc = sample(ROOT, false);
     let parsed: Result<ConfigFile, _> = Value::Table(doc).try_into();
     parsed.unwrap();
+}
+
+/// Every key of a source's name, format and map, set.
+fn every_input_key() -> sources::input::InputSection {
+    use sources::input::{EntrySection, EntryTable, InputSection, MapSection};
+    let entry = || {
+        Some(EntrySection::Table(EntryTable {
+            field: Some("f".into()),
+            topic_level: Some(1),
+            value: Some(toml::Value::Integer(1)),
+            format: Some("epoch_ms".into()),
+            utc_offset: Some("+05:30".into()),
+            scale: Some(2.0),
+            offset: Some(1.0),
+        }))
+    };
+    InputSection {
+        name: Some("n".into()),
+        format: Some("csv".into()),
+        pattern: Some("(?P<a>.)".into()),
+        columns: Some(vec!["a".into()]),
+        header: Some(false),
+        delimiter: Some(";".into()),
+        map: Some(MapSection {
+            sensor: entry(),
+            device_id: entry(),
+            event_time: entry(),
+            match_id: entry(),
+            event_id: entry(),
+            player_id: entry(),
+            player_name: entry(),
+            zone_id: entry(),
+            delivery_id: entry(),
+            metrics: [("m".to_string(), entry().unwrap())].into(),
+        }),
+    }
 }
 
 #[test]
@@ -105,12 +150,14 @@ fn every_field_serde_knows_is_in_the_schema() {
                 sensor: Some("pitch".into()),
                 max_line_bytes: Some(100),
                 max_held: 1,
+                input: every_input_key(),
             }],
             mqtt: vec![MqttSourceSection {
                 broker: broker.clone(),
                 subscriptions: vec![MqttSubscription {
                     topic: "t".into(),
                     sensor: Some("crowd".into()),
+                    input: every_input_key(),
                 }],
                 max_held: 1,
             }],

@@ -1,6 +1,7 @@
 //! `[[sources.mqtt]]`: one broker connection with its subscriptions.
 
 use crate::config::broker::{self, topic_ok, MqttBroker};
+use super::input::{InputSection, MAP_KEYS};
 use crate::config::error::Problems;
 use crate::config::schema::keys::{k, req, Key, Ty, U32};
 use serde::{Deserialize, Serialize};
@@ -24,15 +25,29 @@ fn default_max_held() -> u32 {
     1024
 }
 
-/// One topic filter and the sensor kind of its messages.
+/// One topic filter and the sensor kind of its messages. Unknown keys are
+/// found by the schema walker (serde's `deny_unknown_fields` does not work
+/// with the flattened input keys).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct MqttSubscription {
     /// MQTT topic filter, `+` and `#` allowed (`venue/wearable/#`).
     pub topic: String,
     /// Sensor kind for messages without a `sensor` field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensor: Option<String>,
+    /// Name, device format and map (SPEC §9).
+    #[serde(flatten)]
+    pub input: InputSection,
+}
+
+impl MqttSubscription {
+    /// The source's name: `name`, else `mqtt:{topic filter}`.
+    pub fn name(&self) -> String {
+        self.input
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("mqtt:{}", self.topic))
+    }
 }
 
 /// The keys of one `[[sources.mqtt]]`.
@@ -40,7 +55,17 @@ pub(super) const KEYS: &[Key] = &[
     req("broker", Ty::Table(broker::KEYS)),
     req(
         "subscriptions",
-        Ty::Tables(&[req("topic", Ty::Text), k("sensor", Ty::Text)]),
+        Ty::Tables(&[
+            req("topic", Ty::Text),
+            k("sensor", Ty::Text),
+            k("name", Ty::Text),
+            k("format", Ty::Text),
+            k("pattern", Ty::Text),
+            k("columns", Ty::TextList),
+            k("header", Ty::Bool),
+            k("delimiter", Ty::Text),
+            k("map", Ty::Table(MAP_KEYS)),
+        ]),
     ),
     k("max_held", U32),
 ];

@@ -1,12 +1,14 @@
-//! `[[sources.serial]]`: one serial port, one JSON event per line.
+//! `[[sources.serial]]`: one serial port, one input per line.
 
+use super::input::{InputSection, MAP_KEYS};
 use crate::config::error::Problems;
 use crate::config::schema::keys::{k, req, Key, Ty, U32, U8};
 use serde::{Deserialize, Serialize};
 
-/// `[[sources.serial]]`: one serial port, one JSON event per line.
+/// `[[sources.serial]]`: one serial port, one input per line. Unknown keys
+/// are found by the schema walker (serde's `deny_unknown_fields` does not
+/// work with the flattened input keys).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct SerialSection {
     /// Device path, e.g. `/dev/ttyUSB0` or `/dev/serial/by-id/…` (required).
     pub path: String,
@@ -33,6 +35,19 @@ pub struct SerialSection {
     /// new lines are dropped and counted.
     #[serde(default = "default_max_held")]
     pub max_held: u32,
+    /// Name, device format and map (SPEC §9).
+    #[serde(flatten)]
+    pub input: InputSection,
+}
+
+impl SerialSection {
+    /// The source's name: `name`, else `serial:{path}`.
+    pub fn name(&self) -> String {
+        self.input
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("serial:{}", self.path))
+    }
 }
 
 fn default_baud() -> u32 {
@@ -61,6 +76,13 @@ pub(super) const KEYS: &[Key] = &[
     k("sensor", Ty::Text),
     k("max_line_bytes", U32),
     k("max_held", U32),
+    k("name", Ty::Text),
+    k("format", Ty::Text),
+    k("pattern", Ty::Text),
+    k("columns", Ty::TextList),
+    k("header", Ty::Bool),
+    k("delimiter", Ty::Text),
+    k("map", Ty::Table(MAP_KEYS)),
 ];
 
 impl SerialSection {
