@@ -5,6 +5,7 @@
 //! writes the format back for the device simulator and the tests.
 
 pub mod csv;
+pub mod influx;
 pub mod logfmt;
 
 use std::fmt;
