@@ -123,7 +123,7 @@ fn number(token: &str, at: usize) -> Result<FieldValue<'static>, FormatError> {
     if !is_float(token) {
         return Err(FormatError::new(
             at,
-            "a number such as 1, -2.5, 3e-4, 5i or 6u",
+            "a number such as 1, -2.5, 3e-4, 5i or 6u (nan and inf are not line protocol)",
         ));
     }
     match token.parse::<f64>() {
