@@ -6,6 +6,7 @@
 //! event. `unknown`: numeric fields the kind does not know.
 
 mod fields;
+pub mod formats;
 pub mod json;
 pub mod unknown;
 mod validate;
