@@ -2,13 +2,17 @@
 //!
 //! It reads the top-level object's fields and keeps their values as
 //! [`JsonValue`]s without building a tree: nested objects and arrays are
-//! checked for well-formedness and skipped. Unlike `serde_json` it recognises
+//! checked for well-formedness and kept as their raw text, which a
+//! [`Pointer`] (RFC 6901, in `pointer`) re-reads lazily. Unlike `serde_json` it recognises
 //! the non-standard tokens `NaN`, `Infinity` and `-Infinity` that some
 //! producers (Python's `json.dumps`) emit, so the decoder can reject them with
 //! the precise reason `non_finite` instead of `invalid_json`. It never panics
 //! and never recurses deeper than [`MAX_DEPTH`].
 
 mod escape;
+pub mod pointer;
+
+pub use pointer::Pointer;
 
 use std::borrow::Cow;
 
@@ -28,10 +32,10 @@ pub enum JsonValue<'a> {
     Num(&'a str),
     /// `NaN`, `Infinity` or `-Infinity`.
     NonFinite(&'a str),
-    /// An object (contents skipped).
-    Object,
-    /// An array (contents skipped).
-    Array,
+    /// An object: its raw text from `{` to `}`, already checked.
+    Object(&'a str),
+    /// An array: its raw text from `[` to `]`, already checked.
+    Array(&'a str),
 }
 
 impl JsonValue<'_> {
@@ -43,8 +47,8 @@ impl JsonValue<'_> {
             JsonValue::Str(_) => "a string",
             JsonValue::Num(_) => "a number",
             JsonValue::NonFinite(_) => "a non-finite number",
-            JsonValue::Object => "an object",
-            JsonValue::Array => "an array",
+            JsonValue::Object(_) => "an object",
+            JsonValue::Array(_) => "an array",
         }
     }
 }
@@ -58,6 +62,32 @@ pub enum Document<'a> {
     NotObject(&'static str),
 }
 
+/// A whole document, for [`Pointer`] lookups: the top-level object's fields
+/// (read once, as [`parse`] does) or, for any other top level (a device may
+/// publish `[{...}]`), the value itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Root<'a> {
+    /// A top-level object.
+    Object {
+        /// Its fields in order (a repeated key appears twice; the last wins).
+        fields: Vec<(Cow<'a, str>, JsonValue<'a>)>,
+        /// Its raw text from `{` to `}`.
+        text: &'a str,
+    },
+    /// Any other top-level value: an array or a scalar.
+    Value(JsonValue<'a>),
+}
+
+impl<'a> Root<'a> {
+    /// The top-level fields, when the top level is an object.
+    pub fn fields(&self) -> Option<&[(Cow<'a, str>, JsonValue<'a>)]> {
+        match self {
+            Root::Object { fields, .. } => Some(fields),
+            Root::Value(_) => None,
+        }
+    }
+}
+
 /// Where and why the text is not JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntaxError {
@@ -65,6 +95,14 @@ pub struct SyntaxError {
     pub at: usize,
     /// What was expected.
     pub what: &'static str,
+}
+
+/// How far [`Reader::plain_run`] got.
+enum Run<'a> {
+    /// The whole string, which has no escapes.
+    Whole(&'a str),
+    /// Stopped at an escape; the string's text starts at this offset.
+    Escape(usize),
 }
 
 struct Reader<'a> {
@@ -77,26 +115,47 @@ type R<T> = Result<T, SyntaxError>;
 
 /// Parses a whole document.
 pub fn parse(s: &str) -> Result<Document<'_>, SyntaxError> {
-    let mut r = Reader {
-        s,
-        b: s.as_bytes(),
-        i: 0,
-    };
+    Ok(match parse_root(s)? {
+        Root::Object { fields, .. } => Document::Object(fields),
+        Root::Value(v) => Document::NotObject(v.type_name()),
+    })
+}
+
+/// Parses a whole document whatever its top level, for [`Pointer::resolve`].
+pub fn parse_root(s: &str) -> Result<Root<'_>, SyntaxError> {
+    let mut r = Reader::new(s);
     r.ws();
-    let doc = if r.peek() == Some(b'{') {
-        Document::Object(r.top_object()?)
+    let root = if r.peek() == Some(b'{') {
+        let start = r.i;
+        let fields = r.top_object()?;
+        Root::Object {
+            fields,
+            text: r.since(start),
+        }
     } else {
-        let v = r.value(0)?;
-        Document::NotObject(v.type_name())
+        Root::Value(r.value(0)?)
     };
     r.ws();
     if r.i != r.b.len() {
         return Err(r.err("end of input after the JSON value"));
     }
-    Ok(doc)
+    Ok(root)
 }
 
 impl<'a> Reader<'a> {
+    fn new(s: &'a str) -> Reader<'a> {
+        Reader {
+            s,
+            b: s.as_bytes(),
+            i: 0,
+        }
+    }
+
+    /// The text from `start` to the current position.
+    fn since(&self, start: usize) -> &'a str {
+        self.s.get(start..self.i).unwrap_or_default()
+    }
+
     fn err(&self, what: &'static str) -> SyntaxError {
         SyntaxError { at: self.i, what }
     }
@@ -155,12 +214,14 @@ impl<'a> Reader<'a> {
         match self.peek() {
             Some(b'"') => Ok(JsonValue::Str(self.string()?)),
             Some(b'{') => {
+                let start = self.i;
                 self.skip_container(b'}', depth)?;
-                Ok(JsonValue::Object)
+                Ok(JsonValue::Object(self.since(start)))
             }
             Some(b'[') => {
+                let start = self.i;
                 self.skip_container(b']', depth)?;
-                Ok(JsonValue::Array)
+                Ok(JsonValue::Array(self.since(start)))
             }
             Some(b't') => self.word("true", JsonValue::Bool(true)),
             Some(b'f') => self.word("false", JsonValue::Bool(false)),
@@ -234,12 +295,12 @@ impl<'a> Reader<'a> {
         loop {
             self.ws();
             if is_object {
-                self.string()?;
+                self.skip_string()?;
                 self.ws();
                 self.eat(b':', "':' after an object key")?;
                 self.ws();
             }
-            self.value(depth + 1)?;
+            self.skip_value(depth + 1)?;
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
@@ -252,20 +313,46 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Checks a value without keeping it: like [`Reader::value`], but a
+    /// string with escapes is not copied.
+    fn skip_value(&mut self, depth: usize) -> R<()> {
+        if depth <= MAX_DEPTH && self.peek() == Some(b'"') {
+            self.skip_string()
+        } else {
+            self.value(depth).map(drop)
+        }
+    }
+
     /// A string; borrowed from the input unless it has escapes.
     fn string(&mut self) -> R<Cow<'a, str>> {
+        match self.plain_run()? {
+            Run::Whole(s) => Ok(Cow::Borrowed(s)),
+            Run::Escape(start) => self.escaped_string(start),
+        }
+    }
+
+    /// Checks a string without copying it, even when it has escapes.
+    fn skip_string(&mut self) -> R<()> {
+        match self.plain_run()? {
+            Run::Whole(_) => Ok(()),
+            Run::Escape(_) => self.rest_of_string(None),
+        }
+    }
+
+    /// The fast path of a string: from its opening quote up to its closing
+    /// quote or its first escape.
+    fn plain_run(&mut self) -> R<Run<'a>> {
         self.eat(b'"', "a string")?;
         let start = self.i;
-        // Fast path: no escapes.
         loop {
             match self.peek() {
                 None => return Err(self.err("a closing quote")),
                 Some(b'"') => {
-                    let s = &self.s[start..self.i];
+                    let s = self.since(start);
                     self.i += 1;
-                    return Ok(Cow::Borrowed(s));
+                    return Ok(Run::Whole(s));
                 }
-                Some(b'\\') => return self.escaped_string(start),
+                Some(b'\\') => return Ok(Run::Escape(start)),
                 Some(c) if c < 0x20 => return Err(self.err("no control characters in a string")),
                 Some(_) => self.i += 1,
             }

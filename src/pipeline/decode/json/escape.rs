@@ -1,6 +1,7 @@
 //! Strings with escapes, the slow path of [`Reader::string`]: the text is
 //! copied into an owned `String` with each escape decoded (`\n`, `\"`,
-//! `\uXXXX` with surrogate pairs).
+//! `\uXXXX` with surrogate pairs). [`Reader::skip_string`] checks the same
+//! grammar without the copy.
 
 use super::{Reader, R};
 use std::borrow::Cow;
@@ -9,47 +10,57 @@ impl<'a> Reader<'a> {
     /// The rest of a string from `start` (its first character) whose first
     /// escape is at the current position.
     pub(super) fn escaped_string(&mut self, start: usize) -> R<Cow<'a, str>> {
-        let mut out = String::from(&self.s[start..self.i]);
+        let mut out = String::from(self.since(start));
+        self.rest_of_string(Some(&mut out))?;
+        Ok(Cow::Owned(out))
+    }
+
+    /// The rest of a string up to and including its closing quote, decoded
+    /// onto `out` when there is one (else only checked).
+    pub(super) fn rest_of_string(&mut self, mut out: Option<&mut String>) -> R<()> {
         loop {
             match self.peek() {
                 None => return Err(self.err("a closing quote")),
                 Some(b'"') => {
                     self.i += 1;
-                    return Ok(Cow::Owned(out));
+                    return Ok(());
                 }
                 Some(b'\\') => {
                     self.i += 1;
-                    self.escape(&mut out)?;
+                    let c = self.escape()?;
+                    if let Some(out) = out.as_deref_mut() {
+                        out.push(c);
+                    }
                 }
                 Some(c) if c < 0x20 => return Err(self.err("no control characters in a string")),
-                Some(_) => {
-                    // Copy one UTF-8 character (input is valid UTF-8).
-                    let ch_len = utf8_len(self.b[self.i]);
-                    let end = (self.i + ch_len).min(self.b.len());
-                    out.push_str(&self.s[self.i..end]);
-                    self.i = end;
+                Some(first) => {
+                    // One UTF-8 character (input is valid UTF-8).
+                    let start = self.i;
+                    self.i = (self.i + utf8_len(first)).min(self.b.len());
+                    if let Some(out) = out.as_deref_mut() {
+                        out.push_str(self.since(start));
+                    }
                 }
             }
         }
     }
 
-    /// One escape after its backslash, decoded onto `out`.
-    fn escape(&mut self, out: &mut String) -> R<()> {
+    /// One escape after its backslash, decoded.
+    fn escape(&mut self) -> R<char> {
         let c = self.peek().ok_or_else(|| self.err("an escape"))?;
         self.i += 1;
-        match c {
-            b'"' => out.push('"'),
-            b'\\' => out.push('\\'),
-            b'/' => out.push('/'),
-            b'b' => out.push('\u{8}'),
-            b'f' => out.push('\u{c}'),
-            b'n' => out.push('\n'),
-            b'r' => out.push('\r'),
-            b't' => out.push('\t'),
-            b'u' => out.push(self.unicode_escape()?),
+        Ok(match c {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => self.unicode_escape()?,
             _ => return Err(self.err("a valid escape")),
-        }
-        Ok(())
+        })
     }
 
     /// The character of a `\u` escape (after the `u`), joining a surrogate pair.

@@ -14,8 +14,8 @@ fn flat_object_fields_come_back_in_order() {
     assert_eq!(f[1], ("b".into(), JsonValue::Str("x".into())));
     assert_eq!(f[2].1, JsonValue::Null);
     assert_eq!(f[3].1, JsonValue::Bool(true));
-    assert_eq!(f[4].1, JsonValue::Object);
-    assert_eq!(f[5].1, JsonValue::Array);
+    assert_eq!(f[4].1, JsonValue::Object(r#"{"z":[1,2]}"#));
+    assert_eq!(f[5].1, JsonValue::Array("[]"));
 }
 
 #[test]
@@ -50,6 +50,11 @@ fn malformed_documents_are_syntax_errors() {
         "{\"a\":tru}",
         "[1,2",
         "{\"a\":\"\t\"}",
+        "{\"a\":{\"b\":\"\\x\"}}",
+        "{\"a\":[\"\\ud800\"]}",
+        "{\"a\":[\"\\u12\"]}",
+        "{\"a\":{\"b\\q\":1}}",
+        "{\"a\":[\"abc]}",
     ] {
         assert!(parse(s).is_err(), "{s:?} should not parse");
     }
@@ -71,4 +76,17 @@ fn non_objects_are_named() {
 fn deep_nesting_is_refused_without_overflowing_the_stack() {
     let s = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
     assert!(parse(&s).is_err());
+}
+
+#[test]
+fn nested_values_keep_their_text_and_the_depth_limit_holds_for_strings_too() {
+    let inner = format!(
+        "{}\"x\\n\"{}",
+        "[".repeat(MAX_DEPTH - 1),
+        "]".repeat(MAX_DEPTH - 1)
+    );
+    let ok = format!("{{\"a\":{inner}}}");
+    assert_eq!(fields(&ok)[0].1, JsonValue::Array(&inner));
+    let too_deep = format!("{{\"a\":[{inner}]}}");
+    assert!(parse(&too_deep).is_err());
 }

@@ -1,0 +1,64 @@
+//! Resolving a JSON Pointer on a parsed document allocates nothing: counted
+//! with a counting global allocator, not asserted in a comment.
+
+use pitchside::pipeline::decode::json::{parse_root, JsonValue, Pointer};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is passed on to the system allocator unchanged; the
+// counter is a const-initialised thread-local `Cell` that never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations(f: impl FnOnce()) -> u64 {
+    let before = ALLOCS.with(|c| c.get());
+    f();
+    ALLOCS.with(|c| c.get()) - before
+}
+
+#[test]
+fn resolving_nested_pointers_allocates_nothing() {
+    // The skipped members have escapes: passing over them copies nothing.
+    let doc = r#"{"id":"C7:1A:9F","note":"a\"b","hr":{"src":"strap\u00e9","bpm":151},
+        "readings":[{"tag":"x\ny","v":1.5}]}"#;
+    let root = parse_root(doc).unwrap();
+    let bpm = Pointer::parse("/hr/bpm").unwrap();
+    let v = Pointer::parse("/readings/0/v").unwrap();
+    let missing = Pointer::parse("/hr/nope").unwrap();
+    let mut found = Vec::with_capacity(3);
+    let n = allocations(|| {
+        found.push(bpm.resolve(&root));
+        found.push(v.resolve(&root));
+        found.push(missing.resolve(&root));
+    });
+    assert_eq!(n, 0, "resolving allocated");
+    assert_eq!(found[0], Ok(Some(JsonValue::Num("151"))));
+    assert_eq!(found[1], Ok(Some(JsonValue::Num("1.5"))));
+    assert_eq!(found[2], Ok(None));
+    // The counter does see the one case that must copy: an escaped string found.
+    let note = Pointer::parse("/hr/src").unwrap();
+    assert!(allocations(|| found.push(note.resolve(&root))) > 0);
+}
