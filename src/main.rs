@@ -25,6 +25,9 @@ enum Command {
     Replay(commands::replay::ReplayArgs),
     /// Generate sensor events (with injected anomalies and fatigue) as JSON lines.
     Simulate(commands::simulate::SimulateArgs),
+    /// Print what a source's inputs decode to, one JSON line each, without
+    /// the pipeline or the spool (live, or a sample file with --input).
+    Tap(commands::tap::TapArgs),
     /// Validate a config and print the effective configuration.
     CheckConfig(commands::check_config::CheckConfigArgs),
     /// Print a systemd drop-in for pitchside.service sized to a board (MemoryMax,
@@ -77,6 +80,7 @@ fn real_main() -> anyhow::Result<ExitCode> {
             Command::Run(args) => commands::run::cli::execute(args).await?,
             Command::Replay(args) => commands::replay::execute(args).await?,
             Command::Simulate(args) => commands::simulate::execute(args).await?,
+            Command::Tap(args) => commands::tap::execute(args).await?,
             Command::CheckConfig(args) => commands::check_config::execute(args)?,
             Command::ServiceDropin(args) => commands::service_dropin::execute(args)?,
             Command::Status(args) => return commands::status::execute(args),

@@ -115,6 +115,9 @@ pub struct RawInput {
     /// To be called once the input is durable (MQTT); `None` for sources
     /// that cannot replay (serial, simulator).
     pub ack: Option<AckToken>,
+    /// The configured source whose device format and map decode the input
+    /// (SPEC §9); `None` for SPEC §1 JSON.
+    pub mapping: Option<SourceName>,
 }
 
 /// Problems a source finds before the decoder sees the bytes.
@@ -221,11 +224,14 @@ pub enum RejectReason {
     InvalidTime,
     /// `event_time` too far in the future or before 2020 (live sources only).
     ImplausibleTime,
+    /// A device-format input does not fit its source's map (SPEC §9): a
+    /// field missing, a pattern that did not match, a value of the wrong type.
+    Unmapped,
 }
 
 impl RejectReason {
     /// Every reason, in a stable order (for metrics).
-    pub const ALL: [RejectReason; 13] = [
+    pub const ALL: [RejectReason; 14] = [
         RejectReason::TooLarge,
         RejectReason::InvalidUtf8,
         RejectReason::InvalidJson,
@@ -239,6 +245,7 @@ impl RejectReason {
         RejectReason::NoMetrics,
         RejectReason::InvalidTime,
         RejectReason::ImplausibleTime,
+        RejectReason::Unmapped,
     ];
 
     /// The reason code as written to `rejects.reason`.
@@ -257,6 +264,7 @@ impl RejectReason {
             RejectReason::NoMetrics => "no_metrics",
             RejectReason::InvalidTime => "invalid_time",
             RejectReason::ImplausibleTime => "implausible_time",
+            RejectReason::Unmapped => "unmapped",
         }
     }
 }

@@ -15,3 +15,4 @@ pub mod service_dropin;
 pub mod shutdown;
 pub mod simulate;
 pub mod status;
+pub mod tap;

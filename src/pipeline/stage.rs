@@ -15,7 +15,7 @@ mod process;
 mod snapshot;
 
 use crate::config::Config;
-use crate::model::Micros;
+use crate::model::{Micros, RejectReason};
 use crate::pipeline::decode::unknown::UnknownFields;
 use crate::pipeline::decode::Decoder;
 use crate::pipeline::detect::{Detector, DetectorParams};
@@ -40,7 +40,7 @@ pub struct PipelineCounters {
     /// Readings accepted (non-duplicate).
     pub readings: u64,
     /// Rejects by reason, in [`RejectReason::ALL`] order.
-    pub rejected: [u64; 13],
+    pub rejected: [u64; RejectReason::ALL.len()],
     /// Late readings.
     pub late_rows: u64,
     /// Duplicate readings.
@@ -120,7 +120,8 @@ impl Pipeline {
                 config.limits.max_event_bytes,
                 config.limits.ranges.clone(),
                 live.then_some(config.limits.max_future),
-            ),
+            )
+            .with_formats(config.inputs.formats()),
             detector: Detector::new(DetectorParams {
                 window: config.detector.window,
                 threshold: config.detector.threshold,

@@ -81,6 +81,7 @@ mod tests {
             received_at: 0,
             framing_error: None,
             ack: None,
+            mapping: None,
         }
     }
 

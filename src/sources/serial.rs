@@ -39,6 +39,8 @@ pub struct SerialSettings {
     pub stop_bits: StopBits,
     /// Kind of lines without `sensor`.
     pub sensor: Option<SensorKind>,
+    /// The source's name when its device format decodes its lines (SPEC §9).
+    pub mapping: Option<SourceName>,
     /// Longest line in bytes.
     pub max_line: usize,
     /// Lines held while the pipeline queue is full.
@@ -68,6 +70,7 @@ impl SerialSettings {
                 StopBits::One
             },
             sensor: s.sensor.as_deref().and_then(SensorKind::parse),
+            mapping: s.input.is_mapped().then(|| SourceName::from(s.name())),
             max_line: s.max_line_bytes.map_or(max_event_bytes, |m| m as usize),
             max_held: s.max_held as usize,
         }
@@ -217,6 +220,7 @@ impl SerialSource {
                 received_at,
                 framing_error,
                 ack: None,
+                mapping: settings.mapping.clone(),
             };
             let input = if held.is_empty() {
                 match tx.try_send(input) {

@@ -191,8 +191,9 @@ impl Parts {
         if self.hour > 23 || self.minute > 59 || self.second > 60 {
             return Err("time of day out of range");
         }
-        let secs = days * 86_400 + (self.hour * 3600 + self.minute * 60) as i64 + self.second as i64
-            - offset_s;
+        let secs =
+            days * 86_400 + (self.hour * 3600 + self.minute * 60) as i64 + self.second as i64
+                - offset_s;
         Ok(secs * MICROS_PER_SEC + self.micros)
     }
 }
@@ -205,7 +206,11 @@ fn number<'a, T: From<u16>>(
     out: &mut T,
     what: &'static str,
 ) -> Result<&'a [u8], &'static str> {
-    let n = s.iter().take(max).take_while(|c| c.is_ascii_digit()).count();
+    let n = s
+        .iter()
+        .take(max)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
     if n < min {
         return Err(what);
     }
@@ -227,7 +232,9 @@ pub fn parse_utc_offset(s: &str) -> Result<i64, String> {
             let o = h * 3600 + m * 60;
             Ok(if b[0] == b'-' { -o } else { o })
         }
-        _ => Err(format!("{s:?} must be an offset such as \"+05:30\" or \"-03:00\"")),
+        _ => Err(format!(
+            "{s:?} must be an offset such as \"+05:30\" or \"-03:00\""
+        )),
     }
 }
 
@@ -254,23 +261,44 @@ mod tests {
         let want = parse_rfc3339("2026-11-29T19:30:00Z").unwrap();
         assert_eq!(at("%b %e %y %H:%M:%S", "NOV 29 26 19:30:00", "Z"), Ok(want));
         assert_eq!(at("%Y%j%H%M%S", "2026333193000", "Z"), Ok(want));
-        assert_eq!(at("%b %e %Y %H:%M", "Nov  9 2026 19:30", "Z").map(|t| t / 1_000_000 % 86_400), Ok(70_200));
+        assert_eq!(
+            at("%b %e %Y %H:%M", "Nov  9 2026 19:30", "Z").map(|t| t / 1_000_000 % 86_400),
+            Ok(70_200)
+        );
     }
 
     #[test]
     fn what_does_not_match_is_named() {
-        assert_eq!(at("%d/%m/%Y %H:%M", "29-11-2026 19:30", "Z"), Err("a separator of the pattern did not match"));
-        assert_eq!(at("%d/%m/%Y %H:%M", "31/11/2026 19:30", "Z"), Err("day out of range"));
-        assert_eq!(at("%d/%m/%Y %H:%M", "29/11/2026 19:30x", "Z"), Err("text left over after the pattern"));
-        assert_eq!(at("%d/%m/%Y %H:%M", "29/11/26 19:30", "Z"), Err("a 4-digit year (%Y)"));
+        assert_eq!(
+            at("%d/%m/%Y %H:%M", "29-11-2026 19:30", "Z"),
+            Err("a separator of the pattern did not match")
+        );
+        assert_eq!(
+            at("%d/%m/%Y %H:%M", "31/11/2026 19:30", "Z"),
+            Err("day out of range")
+        );
+        assert_eq!(
+            at("%d/%m/%Y %H:%M", "29/11/2026 19:30x", "Z"),
+            Err("text left over after the pattern")
+        );
+        assert_eq!(
+            at("%d/%m/%Y %H:%M", "29/11/26 19:30", "Z"),
+            Err("a 4-digit year (%Y)")
+        );
         assert_eq!(at("%d/%m/%Y %H:%M", "", "Z"), Err("a 2-digit day (%d)"));
     }
 
     #[test]
     fn patterns_without_a_date_or_with_unknown_directives_are_refused() {
-        assert!(TimePattern::parse("%H:%M:%S").unwrap_err().contains("needs a year"));
-        assert!(TimePattern::parse("%Y-%m-%d %H %Q").unwrap_err().contains("%Q is not"));
-        assert!(TimePattern::parse("%Y-%m-%d %H%").unwrap_err().contains("lone %"));
+        assert!(TimePattern::parse("%H:%M:%S")
+            .unwrap_err()
+            .contains("needs a year"));
+        assert!(TimePattern::parse("%Y-%m-%d %H %Q")
+            .unwrap_err()
+            .contains("%Q is not"));
+        assert!(TimePattern::parse("%Y-%m-%d %H%")
+            .unwrap_err()
+            .contains("lone %"));
         assert!(TimePattern::parse(&"%Y".repeat(40)).is_err());
     }
 

@@ -167,7 +167,8 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let _ = std::fs::remove_dir_all(&out);
     let rss_before = rss_kib("VmRSS:");
     let started = std::time::Instant::now();
-    let summary = crate::commands::replay::replay(&cfg, &input, Some(&out), None).await?;
+    let summary =
+        crate::commands::replay::replay(&cfg, &input, Some(&out), Default::default()).await?;
     let seconds = started.elapsed().as_secs_f64();
     let report = BenchReport {
         args: a.clone(),

@@ -48,6 +48,70 @@ pub struct ReplayArgs {
     /// Sensor kind for lines without "sensor".
     #[arg(long)]
     pub sensor: Option<String>,
+    /// Decode the lines with this configured source's format, map and sensor
+    /// kind (SPEC §9), as if they had arrived on it.
+    #[arg(long)]
+    pub source: Option<String>,
+    /// With --source: the MQTT topic the lines stand for (for topic_level maps).
+    #[arg(long, requires = "source")]
+    pub topic: Option<String>,
+    /// The arrival time of the first line (RFC 3339), each next line
+    /// --received-step later: reproducible `received_at` and
+    /// `event_time = "arrival"`. Default: the wall clock.
+    #[arg(long)]
+    pub received_at: Option<String>,
+    /// With --received-at: the time between lines (default "1s").
+    #[arg(long, requires = "received_at", default_value = "1s")]
+    pub received_step: String,
+}
+
+/// How a replay decodes its lines.
+#[derive(Debug, Clone, Default)]
+pub struct LineFormat {
+    /// The sensor kind for lines without one (`--sensor`, or the source's).
+    pub sensor: Option<SensorKind>,
+    /// The device format: the mapped source's name, and the topic.
+    pub mapping: Option<(String, Option<String>)>,
+    /// `--received-at` and `--received-step`, µs.
+    pub arrival: Option<(i64, i64)>,
+}
+
+impl LineFormat {
+    /// From the command line: `--sensor`, or `--source` (and `--topic`).
+    pub fn from_args(args: &ReplayArgs, cfg: &Config) -> anyhow::Result<LineFormat> {
+        let mut f = LineFormat::default();
+        if let Some(s) = &args.sensor {
+            f.sensor = Some(SensorKind::parse(s).with_context(|| {
+                format!("--sensor {s:?} must be wearable, pitch, crowd or generic")
+            })?);
+        }
+        if let Some(name) = &args.source {
+            let src = cfg.inputs.get(name).with_context(|| {
+                format!(
+                    "--source {name:?} is not a source of the config; the sources are: {}",
+                    cfg.inputs.names()
+                )
+            })?;
+            if f.sensor.is_some() && src.format.is_some() {
+                anyhow::bail!(
+                    "--sensor does not apply to --source {name:?}: its map says the kind"
+                );
+            }
+            f.sensor = f.sensor.or(src.sensor);
+            f.mapping = src
+                .format
+                .as_ref()
+                .map(|m| (m.name.to_string(), args.topic.clone()));
+        }
+        if let Some(t) = &args.received_at {
+            let start = crate::util::time::parse_rfc3339(t)
+                .map_err(|why| anyhow::anyhow!("--received-at {t:?} is not RFC 3339: {why}"))?;
+            let step = crate::util::units::parse_duration(&args.received_step)
+                .map_err(|why| anyhow::anyhow!("--received-step: {why}"))?;
+            f.arrival = Some((start, step));
+        }
+        Ok(f)
+    }
 }
 
 /// Replays `--input` and prints the summary; fails with [`NothingAccepted`]
@@ -55,13 +119,8 @@ pub struct ReplayArgs {
 pub async fn execute(args: ReplayArgs) -> anyhow::Result<()> {
     let cfg = config::load(&args.config)?;
     init_logging(Some(&cfg));
-    let sensor = match args.sensor {
-        Some(s) => Some(SensorKind::parse(&s).with_context(|| {
-            format!("--sensor {s:?} must be wearable, pitch, crowd or generic")
-        })?),
-        None => None,
-    };
-    let summary = replay(&cfg, &args.input, args.output.as_deref(), sensor).await?;
+    let format = LineFormat::from_args(&args, &cfg)?;
+    let summary = replay(&cfg, &args.input, args.output.as_deref(), format).await?;
     // A closed stdout (`| head`) must not turn a finished replay into a failure.
     emit(&summary.to_string())?;
     summary.check_accepted()?;
@@ -103,7 +162,7 @@ pub async fn replay(
     config: &Config,
     input: &Path,
     output: Option<&Path>,
-    sensor: Option<SensorKind>,
+    format: LineFormat,
 ) -> Result<ReplaySummary, ReplayError> {
     // Open the input first: a missing file must not leave an empty output behind.
     let mut input_file = Input::open(input)?;
@@ -118,7 +177,7 @@ pub async fn replay(
     pipeline.disable_live_alerts();
     let mut lines = Lines {
         source: format!("replay:{}", input.display()),
-        sensor,
+        format,
         line_no: 0,
     };
     read_all(
@@ -325,8 +384,8 @@ async fn upload(
 struct Lines {
     /// `replay:<input>`.
     source: String,
-    /// `--sensor`.
-    sensor: Option<SensorKind>,
+    /// How lines are decoded.
+    format: LineFormat,
     line_no: u64,
 }
 
@@ -334,8 +393,17 @@ impl Lines {
     fn feed(&mut self, p: &mut Pipeline, line: Line<'_>, now: i64) {
         self.line_no += 1;
         let (source, line_no) = (self.source.as_str(), self.line_no);
+        let now = match self.format.arrival {
+            Some((start, step)) => start.saturating_add(step.saturating_mul(line_no as i64 - 1)),
+            None => now,
+        };
         match line {
-            Line::Ok(bytes) => p.process_line(source, self.sensor, bytes, line_no, now, now),
+            Line::Ok(bytes) => match &self.format.mapping {
+                Some((name, topic)) => {
+                    p.process_mapped_line(source, name, topic.as_deref(), bytes, line_no, now, now)
+                }
+                None => p.process_line(source, self.format.sensor, bytes, line_no, now, now),
+            },
             Line::TooLarge { prefix, len } => p.reject_input(
                 source,
                 RejectReason::TooLarge,

@@ -35,6 +35,7 @@ pub(crate) async fn simulator_source(
                 received_at: now,
                 framing_error: None,
                 ack: None,
+                mapping: None,
             };
             // A full queue makes the simulator wait: it has nothing to lose.
             if tx.send(input).await.is_err() {

@@ -11,6 +11,7 @@ use super::format::{
 use super::input::{EntrySection, EntryTable, InputSection, MapSection};
 use crate::config::error::Problems;
 use crate::model::SensorKind;
+use crate::util::json_pointer::Pointer;
 use crate::util::strftime::{parse_utc_offset, TimePattern};
 use std::sync::Arc;
 
@@ -32,7 +33,11 @@ pub(super) struct Source<'a> {
 }
 
 /// The checked format of `input`; `None` for `pitchside` (SPEC §1).
-pub(super) fn check(input: &InputSection, src: &Source<'_>, p: &mut Problems) -> Option<SourceFormat> {
+pub(super) fn check(
+    input: &InputSection,
+    src: &Source<'_>,
+    p: &mut Problems,
+) -> Option<SourceFormat> {
     let key = src.key;
     let format = input.format.as_deref().unwrap_or("pitchside");
     if format == "pitchside" {
@@ -57,7 +62,12 @@ pub(super) fn check(input: &InputSection, src: &Source<'_>, p: &mut Problems) ->
         ));
         return None;
     };
-    let map = Mapper { src, syntax: &syntax, p }.map(map)?;
+    let map = Mapper {
+        src,
+        syntax: &syntax,
+        p,
+    }
+    .map(map)?;
     Some(SourceFormat {
         name: Arc::from(src.name),
         syntax,
@@ -105,7 +115,10 @@ fn regex(pattern: Option<&str>, key: &str, p: &mut Problems) -> Option<regex::Re
         return None;
     };
     if pattern.len() > MAX_PATTERN_BYTES {
-        p.push(format!("{key}.pattern: {} bytes, at most {MAX_PATTERN_BYTES}", pattern.len()));
+        p.push(format!(
+            "{key}.pattern: {} bytes, at most {MAX_PATTERN_BYTES}",
+            pattern.len()
+        ));
         return None;
     }
     match regex::RegexBuilder::new(pattern)
@@ -119,7 +132,9 @@ fn regex(pattern: Option<&str>, key: &str, p: &mut Problems) -> Option<regex::Re
             None
         }
         Err(e) => {
-            p.push(format!("{key}.pattern: not a valid regular expression: {e}"));
+            p.push(format!(
+                "{key}.pattern: not a valid regular expression: {e}"
+            ));
             None
         }
     }
@@ -137,8 +152,12 @@ fn csv(input: &InputSection, key: &str, p: &mut Problems) -> Option<Syntax> {
     let header = input.header.unwrap_or(false);
     let columns = input.columns.clone().unwrap_or_default();
     match (header, columns.is_empty()) {
-        (true, false) => p.push(format!("{key}: columns and header = true are exclusive; keep one")),
-        (false, true) => p.push(format!("{key}.columns: format \"csv\" needs columns = [\"…\", …] or header = true")),
+        (true, false) => p.push(format!(
+            "{key}: columns and header = true are exclusive; keep one"
+        )),
+        (false, true) => p.push(format!(
+            "{key}.columns: format \"csv\" needs columns = [\"…\", …] or header = true"
+        )),
         _ => {}
     }
     for (i, c) in columns.iter().enumerate() {
@@ -146,7 +165,11 @@ fn csv(input: &InputSection, key: &str, p: &mut Problems) -> Option<Syntax> {
             format!("{key}.columns: {c:?} is empty or named twice")
         });
     }
-    Some(Syntax::Csv { columns, header, delimiter })
+    Some(Syntax::Csv {
+        columns,
+        header,
+        delimiter,
+    })
 }
 
 /// Checks map entries against one source's syntax.
@@ -178,9 +201,10 @@ impl Mapper<'_, '_> {
             };
             let k = format!("{key}.{name}");
             if let (Some(kind), Some(of)) = (fixed_kind, field.kind()) {
-                self.p.check(set.is_some() || !required_for(field, kind), || {
-                    format!("{k}: a {kind} event needs {name}; map it")
-                });
+                self.p
+                    .check(set.is_some() || !required_for(field, kind), || {
+                        format!("{k}: a {kind} event needs {name}; map it")
+                    });
                 self.p.check(set.is_none() || of == kind, || {
                     format!("{k}: a {kind} event has no {name} (it belongs to {of} events)")
                 });
@@ -213,11 +237,16 @@ impl Mapper<'_, '_> {
             Some(EntrySection::Text(t)) => match SensorKind::parse(t) {
                 Some(k) if own.is_none_or(|o| o == k) => Some(SensorFrom::Fixed(k)),
                 Some(k) => {
-                    self.p.push(format!("{key}: {k} differs from the source's sensor {}", own.map_or("", |o| o.as_str())));
+                    self.p.push(format!(
+                        "{key}: {k} differs from the source's sensor {}",
+                        own.map_or("", |o| o.as_str())
+                    ));
                     None
                 }
                 None => {
-                    self.p.push(format!("{key}: {t:?} is not one of wearable, pitch, crowd, generic"));
+                    self.p.push(format!(
+                        "{key}: {t:?} is not one of wearable, pitch, crowd, generic"
+                    ));
                     None
                 }
             },
@@ -271,15 +300,25 @@ impl Mapper<'_, '_> {
         self.p.check(t.utc_offset.is_none() || matches!(format, TimeFormat::Pattern(..)), || {
             format!("{key}.utc_offset: only with a local-time pattern in format (RFC 3339 and epoch times carry their zone)")
         });
-        self.p.check(t.scale.is_none() && t.offset.is_none(), || format!("{key}: scale and offset are for metrics"));
+        self.p.check(t.scale.is_none() && t.offset.is_none(), || {
+            format!("{key}: scale and offset are for metrics")
+        });
         let entry = self.table(t, key)?;
         Some(TimeFrom::Entry(entry, format))
     }
 
-    fn metrics(&mut self, m: &MapSection, kind: Option<SensorKind>, key: &str) -> Option<Vec<MetricEntry>> {
+    fn metrics(
+        &mut self,
+        m: &MapSection,
+        kind: Option<SensorKind>,
+        key: &str,
+    ) -> Option<Vec<MetricEntry>> {
         let key = format!("{key}.metrics");
         if m.metrics.is_empty() {
-            self.p.push(format!("{key}: at least one metric ([{}.map.metrics] with name = {{ field = \"…\" }})", key_path(self.src.key)));
+            self.p.push(format!(
+                "{key}: at least one metric ([{}.map.metrics] with name = {{ field = \"…\" }})",
+                key_path(self.src.key)
+            ));
             return None;
         }
         let mut out = Vec::new();
@@ -294,14 +333,25 @@ impl Mapper<'_, '_> {
                 }),
             }
             let EntrySection::Table(t) = e else {
-                self.p.push(format!("{k}: write {name} = {{ field = \"…\" }}"));
+                self.p
+                    .push(format!("{k}: write {name} = {{ field = \"…\" }}"));
                 continue;
             };
             let (scale, offset) = (t.scale.unwrap_or(1.0), t.offset.unwrap_or(0.0));
-            self.p.check(scale.is_finite() && offset.is_finite(), || format!("{k}: scale and offset must be finite numbers"));
-            self.p.check(t.format.is_none() && t.utc_offset.is_none(), || format!("{k}: format and utc_offset are for event_time"));
+            self.p.check(scale.is_finite() && offset.is_finite(), || {
+                format!("{k}: scale and offset must be finite numbers")
+            });
+            self.p
+                .check(t.format.is_none() && t.utc_offset.is_none(), || {
+                    format!("{k}: format and utc_offset are for event_time")
+                });
             if let Some(from) = self.table(t, &k) {
-                out.push(MetricEntry { name: name.clone(), from, scale, offset });
+                out.push(MetricEntry {
+                    name: name.clone(),
+                    from,
+                    scale,
+                    offset,
+                });
             }
         }
         (out.len() == m.metrics.len()).then_some(out)
@@ -315,8 +365,13 @@ impl Mapper<'_, '_> {
                 None
             }
             EntrySection::Table(t) => {
-                self.p.check(t.format.is_none() && t.utc_offset.is_none(), || format!("{key}: format and utc_offset are for event_time"));
-                self.p.check(t.scale.is_none() && t.offset.is_none(), || format!("{key}: scale and offset are for metrics"));
+                self.p
+                    .check(t.format.is_none() && t.utc_offset.is_none(), || {
+                        format!("{key}: format and utc_offset are for event_time")
+                    });
+                self.p.check(t.scale.is_none() && t.offset.is_none(), || {
+                    format!("{key}: scale and offset are for metrics")
+                });
                 self.table(t, key)
             }
         }
@@ -329,7 +384,8 @@ impl Mapper<'_, '_> {
             (None, Some(level), None) => self.topic_level(level as usize, key),
             (None, None, Some(v)) => fixed(v, key, self.p).map(Entry::Value),
             _ => {
-                self.p.push(format!("{key}: exactly one of field, topic_level, value"));
+                self.p
+                    .push(format!("{key}: exactly one of field, topic_level, value"));
                 None
             }
         }
@@ -337,7 +393,8 @@ impl Mapper<'_, '_> {
 
     fn topic_level(&mut self, level: usize, key: &str) -> Option<Entry> {
         let Some(filter) = self.src.filter else {
-            self.p.push(format!("{key}.topic_level: only on an MQTT subscription"));
+            self.p
+                .push(format!("{key}.topic_level: only on an MQTT subscription"));
             return None;
         };
         let levels: Vec<&str> = filter.split('/').collect();
@@ -348,25 +405,51 @@ impl Mapper<'_, '_> {
 
     /// A field as the syntax names it.
     fn field(&mut self, f: &str, key: &str) -> Option<FieldRef> {
-        let mut r = FieldRef { text: f.to_string(), tokens: Vec::new(), index: None };
+        let noun = match self.syntax {
+            Syntax::Csv { .. } => "column",
+            Syntax::Regex(_) => "capture",
+            Syntax::Logfmt => "key",
+            Syntax::Json | Syntax::Influx => "field",
+        };
+        let mut r = FieldRef {
+            noun,
+            text: f.to_string(),
+            pointer: None,
+            index: None,
+        };
         let fail = |p: &mut Problems, why: String| {
             p.push(format!("{key}.field: {why}"));
             None
         };
         match self.syntax {
-            Syntax::Json => match pointer_tokens(f) {
-                Ok(t) => r.tokens = t,
-                Err(why) => return fail(self.p, format!("{f:?} is not a JSON Pointer: {why}")),
+            Syntax::Json => match Pointer::parse(f) {
+                Ok(t) => r.pointer = Some(t),
+                Err(why) => return fail(self.p, why),
             },
-            Syntax::Csv { columns, header: false, .. } => match columns.iter().position(|c| c == f) {
+            Syntax::Csv {
+                columns,
+                header: false,
+                ..
+            } => match columns.iter().position(|c| c == f) {
                 Some(i) => r.index = Some(i),
-                None => return fail(self.p, format!("{f:?} is not one of the columns ({})", columns.join(", "))),
+                None => {
+                    return fail(
+                        self.p,
+                        format!("{f:?} is not one of the columns ({})", columns.join(", ")),
+                    )
+                }
             },
             Syntax::Regex(re) => match re.capture_names().position(|n| n == Some(f)) {
                 Some(i) => r.index = Some(i),
                 None => {
                     let names: Vec<_> = re.capture_names().flatten().collect();
-                    return fail(self.p, format!("capture {f:?} is not in the pattern (its named captures are {})", names.join(", ")));
+                    return fail(
+                        self.p,
+                        format!(
+                            "capture {f:?} is not in the pattern (its named captures are {})",
+                            names.join(", ")
+                        ),
+                    );
                 }
             },
             _ if f.is_empty() => return fail(self.p, "must name a field".into()),
@@ -379,7 +462,8 @@ impl Mapper<'_, '_> {
 fn required_for(field: IdentityField, kind: SensorKind) -> bool {
     matches!(
         (field, kind),
-        (IdentityField::PlayerId, SensorKind::Wearable) | (IdentityField::ZoneId, SensorKind::Crowd)
+        (IdentityField::PlayerId, SensorKind::Wearable)
+            | (IdentityField::ZoneId, SensorKind::Crowd)
     )
 }
 
@@ -389,7 +473,9 @@ fn known_metric(name: &str) -> bool {
 
 fn generic_name_ok(name: &str) -> bool {
     (1..=64).contains(&name.len())
-        && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
 fn fixed(v: &toml::Value, key: &str, p: &mut Problems) -> Option<Fixed> {
@@ -402,32 +488,4 @@ fn fixed(v: &toml::Value, key: &str, p: &mut Problems) -> Option<Fixed> {
             return None;
         }
     })
-}
-
-/// The reference tokens of a JSON Pointer (RFC 6901): `""` is the whole
-/// document, else `/`-separated tokens with `~1` for `/` and `~0` for `~`.
-pub fn pointer_tokens(text: &str) -> Result<Vec<String>, String> {
-    if text.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(rest) = text.strip_prefix('/') else {
-        return Err("it must start with '/' (\"/hr/bpm\")".into());
-    };
-    rest.split('/')
-        .map(|t| {
-            let mut out = String::with_capacity(t.len());
-            let mut chars = t.chars();
-            while let Some(c) = chars.next() {
-                match (c, c == '~') {
-                    (_, false) => out.push(c),
-                    (_, true) => match chars.next() {
-                        Some('0') => out.push('~'),
-                        Some('1') => out.push('/'),
-                        _ => return Err("'~' must be followed by 0 or 1 (~0 is '~', ~1 is '/')".into()),
-                    },
-                }
-            }
-            Ok(out)
-        })
-        .collect()
 }

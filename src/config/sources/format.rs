@@ -5,6 +5,7 @@
 //! wrong with a map is found there, so decoding only meets bad input.
 
 use crate::model::{Micros, SensorKind};
+use crate::util::json_pointer::Pointer;
 use crate::util::strftime::TimePattern;
 use std::sync::Arc;
 
@@ -98,10 +99,12 @@ pub enum Entry {
 /// A field named in a map, as the format looks it up.
 #[derive(Debug, Clone)]
 pub struct FieldRef {
+    /// What the format calls a field: `field`, `column`, `capture`, `key`.
+    pub noun: &'static str,
     /// As written (a pointer, a column, a capture, a key): for reject details.
     pub text: String,
-    /// For `json`: the pointer's reference tokens, unescaped.
-    pub tokens: Vec<String>,
+    /// For `json`: the JSON Pointer.
+    pub pointer: Option<Pointer>,
     /// For `csv` with `columns`: the column's index; for `regex`: the
     /// capture group's index.
     pub index: Option<usize>,

@@ -34,6 +34,14 @@ pub struct InputSection {
     pub map: Option<MapSection>,
 }
 
+impl InputSection {
+    /// Whether the source has a device format (not `pitchside`), so its
+    /// inputs go through its map.
+    pub fn is_mapped(&self) -> bool {
+        self.format.as_deref().is_some_and(|f| f != "pitchside")
+    }
+}
+
 /// `[….map]`: where each part of the event comes from.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -9,14 +9,14 @@ pub mod serial;
 pub mod simulator;
 
 use crate::config::error::Problems;
+use crate::config::schema::keys::{k, Key, Ty};
 use crate::model::SensorKind;
 use format::SourceFormat;
-use std::sync::Arc;
-use crate::config::schema::keys::{k, Key, Ty};
 use mqtt::MqttSourceSection;
 use serde::{Deserialize, Serialize};
 use serial::SerialSection;
 use simulator::SimulatorSection;
+use std::sync::Arc;
 
 /// `[sources]`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -103,7 +103,12 @@ impl SourcesSection {
     pub fn inputs(&self) -> Result<Inputs, Vec<String>> {
         let mut p = Problems::default();
         let mut out: Vec<InputSource> = Vec::new();
-        let mut add = |key: String, name: String, sensor: &Option<String>, filter: Option<&str>, input: &input::InputSection, p: &mut Problems| {
+        let mut add = |key: String,
+                       name: String,
+                       sensor: &Option<String>,
+                       filter: Option<&str>,
+                       input: &input::InputSection,
+                       p: &mut Problems| {
             p.check(!name.is_empty() && name.len() <= 128, || {
                 format!("{key}.name: must be 1-128 characters")
             });
@@ -111,12 +116,28 @@ impl SourcesSection {
                 format!("{key}.name: {name:?} is the name of another source; names must be unique")
             });
             let sensor = sensor.as_deref().and_then(SensorKind::parse);
-            let src = check::Source { key: &key, name: &name, sensor, filter };
+            let src = check::Source {
+                key: &key,
+                name: &name,
+                sensor,
+                filter,
+            };
             let format = check::check(input, &src, p).map(Arc::new);
-            out.push(InputSource { name: name.as_str().into(), sensor, format });
+            out.push(InputSource {
+                name: name.as_str().into(),
+                sensor,
+                format,
+            });
         };
         for (i, s) in self.serial.iter().enumerate() {
-            add(format!("sources.serial[{i}]"), s.name(), &s.sensor, None, &s.input, &mut p);
+            add(
+                format!("sources.serial[{i}]"),
+                s.name(),
+                &s.sensor,
+                None,
+                &s.input,
+                &mut p,
+            );
         }
         for (i, m) in self.mqtt.iter().enumerate() {
             for (j, s) in m.subscriptions.iter().enumerate() {

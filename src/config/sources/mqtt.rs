@@ -1,7 +1,7 @@
 //! `[[sources.mqtt]]`: one broker connection with its subscriptions.
 
-use crate::config::broker::{self, topic_ok, MqttBroker};
 use super::input::{InputSection, MAP_KEYS};
+use crate::config::broker::{self, topic_ok, MqttBroker};
 use crate::config::error::Problems;
 use crate::config::schema::keys::{k, req, Key, Ty, U32};
 use serde::{Deserialize, Serialize};

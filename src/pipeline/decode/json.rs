@@ -17,7 +17,7 @@ pub use pointer::Pointer;
 use std::borrow::Cow;
 
 /// Deepest nesting accepted; deeper input is invalid JSON.
-pub const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = crate::util::json_pointer::MAX_DEPTH;
 
 /// A top-level field value.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,18 +3,25 @@
 //!
 //! Here: bytes → UTF-8 → JSON object → event. `json`: the reader.
 //! `fields`: typed values out of fields. `validate`: the checks that make an
-//! event. `unknown`: numeric fields the kind does not know.
+//! event. `unknown`: numeric fields the kind does not know. `formats` and
+//! `map`: the device formats of SPEC §9 and their maps to events. `render`:
+//! an event as a §1 line again.
 
 mod fields;
 pub mod formats;
 pub mod json;
+pub mod map;
+pub mod render;
 pub mod unknown;
 mod validate;
 
+use crate::config::sources::format::SourceFormat;
 use crate::config::MetricRange;
 use crate::model::{Event, Micros, RawInput, Reject, RejectReason, SensorKind};
 use fields::Fields;
 use json::{Document, JsonValue};
+use map::{Context, MapDecoder, Mapped};
+use std::sync::Arc;
 
 /// Earliest plausible event time on a live source: 2020-01-01T00:00:00Z.
 pub const EARLIEST_PLAUSIBLE: Micros = 1_577_836_800_000_000;
@@ -24,6 +31,9 @@ pub const EARLIEST_PLAUSIBLE: Micros = 1_577_836_800_000_000;
 pub enum Decoded {
     /// A valid event.
     Event(Event),
+    /// Several events from one input: a mapped `generic` source's metrics,
+    /// one event each (SPEC §9).
+    Events(Vec<Event>),
     /// Bad input, to be written to `rejects`.
     Reject(Reject),
     /// An empty or whitespace-only line: not an event, not a reject.
@@ -31,7 +41,7 @@ pub enum Decoded {
 }
 
 /// Decoder settings taken from the configuration.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Decoder {
     max_event_bytes: usize,
     ranges: Vec<MetricRange>,
@@ -40,6 +50,28 @@ pub struct Decoder {
     /// `false` while the wall clock is not synchronised: `max_future` is not
     /// checked then (the 2020-01-01 floor still is).
     clock_trusted: bool,
+    /// The mapped sources' decoders (SPEC §9); each is taken out while it
+    /// decodes, so that it can use the checks above.
+    mappers: Vec<Option<MapDecoder>>,
+}
+
+impl Clone for Decoder {
+    /// The settings and maps; the mapped decoders' state starts afresh.
+    fn clone(&self) -> Decoder {
+        let mut d = Decoder::new(
+            self.max_event_bytes,
+            self.ranges.clone(),
+            self.live_max_future,
+        );
+        d.clock_trusted = self.clock_trusted;
+        d.with_formats(
+            self.mappers
+                .iter()
+                .flatten()
+                .map(|m| m.format().clone())
+                .collect(),
+        )
+    }
 }
 
 /// Called for every numeric field of an accepted event that its kind does
@@ -58,7 +90,17 @@ impl Decoder {
             ranges,
             live_max_future,
             clock_trusted: true,
+            mappers: Vec::new(),
         }
+    }
+
+    /// The decoder with the device formats of the mapped sources.
+    pub fn with_formats(mut self, formats: Vec<Arc<SourceFormat>>) -> Decoder {
+        self.mappers = formats
+            .into_iter()
+            .map(|f| Some(MapDecoder::new(f)))
+            .collect();
+        self
     }
 
     /// Replaces the per-metric ranges (config reload).
@@ -72,14 +114,14 @@ impl Decoder {
     }
 
     /// Decodes one input. `clock` is the wall clock (used on live sources only).
-    pub fn decode(&self, input: &RawInput, clock: Micros) -> Decoded {
+    pub fn decode(&mut self, input: &RawInput, clock: Micros) -> Decoded {
         self.decode_with(input, clock, &mut |_, _, _| {})
     }
 
     /// [`Decoder::decode`], telling `on_unknown` about the accepted event's
     /// numeric fields that its kind does not know.
     pub fn decode_with(
-        &self,
+        &mut self,
         input: &RawInput,
         clock: Micros,
         on_unknown: &mut OnUnknown<'_>,
@@ -93,7 +135,74 @@ impl Decoder {
                 ),
             );
         }
+        if let Some(name) = &input.mapping {
+            let topic = input.source.strip_prefix("mqtt:");
+            let cx = Context {
+                topic,
+                received_at: input.received_at,
+                clock,
+            };
+            return self.decode_mapped(name, &input.payload, &cx);
+        }
         self.decode_bytes_with(&input.payload, input.sensor_hint, clock, on_unknown)
+    }
+
+    /// Decodes `bytes` in the device format of the source named `name`
+    /// (SPEC §9).
+    pub fn decode_mapped(&mut self, name: &str, bytes: &[u8], cx: &Context<'_>) -> Decoded {
+        let text = match self.text(bytes) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Decoded::Skip,
+            Err(r) => return Decoded::Reject(r),
+        };
+        let Some(at) = self
+            .mappers
+            .iter()
+            .position(|m| m.as_ref().is_some_and(|m| m.name() == name))
+        else {
+            return reject(
+                RejectReason::Unmapped,
+                format!(
+                    "source {name:?} is not in the config (any more); its inputs cannot be decoded"
+                ),
+            );
+        };
+        let Some(mut m) = self.mappers[at].take() else {
+            return Decoded::Skip;
+        };
+        let out = match m.decode(self, text, cx) {
+            Ok(Mapped::Header) => Decoded::Skip,
+            Ok(Mapped::Events) if m.events.len() == 1 => {
+                m.events.pop().map_or(Decoded::Skip, Decoded::Event)
+            }
+            Ok(Mapped::Events) => Decoded::Events(m.events.drain(..).collect()),
+            Err(r) => Decoded::Reject(r),
+        };
+        self.mappers[at] = Some(m);
+        out
+    }
+
+    /// The input as text: `None` for a blank line, a reject when too large
+    /// or not UTF-8.
+    fn text<'a>(&self, bytes: &'a [u8]) -> Result<Option<&'a str>, Reject> {
+        if bytes.len() > self.max_event_bytes {
+            return Err(Reject::new(
+                RejectReason::TooLarge,
+                format!(
+                    "{} bytes, limit is {} (limits.max_event_bytes)",
+                    bytes.len(),
+                    self.max_event_bytes
+                ),
+            ));
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(t) if t.trim().is_empty() => Ok(None),
+            Ok(t) => Ok(Some(t)),
+            Err(e) => Err(Reject::new(
+                RejectReason::InvalidUtf8,
+                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+            )),
+        }
     }
 
     /// Decodes raw bytes with an optional source kind.
@@ -109,28 +218,11 @@ impl Decoder {
         clock: Micros,
         on_unknown: &mut OnUnknown<'_>,
     ) -> Decoded {
-        if bytes.len() > self.max_event_bytes {
-            return reject(
-                RejectReason::TooLarge,
-                format!(
-                    "{} bytes, limit is {} (limits.max_event_bytes)",
-                    bytes.len(),
-                    self.max_event_bytes
-                ),
-            );
-        }
-        let text = match std::str::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                return reject(
-                    RejectReason::InvalidUtf8,
-                    format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-                )
-            }
+        let text = match self.text(bytes) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Decoded::Skip,
+            Err(r) => return Decoded::Reject(r),
         };
-        if text.trim().is_empty() {
-            return Decoded::Skip;
-        }
         let fields = match json::parse(text) {
             Ok(Document::Object(f)) => f,
             Ok(Document::NotObject(t)) => {

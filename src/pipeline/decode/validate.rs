@@ -44,9 +44,34 @@ impl Decoder {
         })
     }
 
+    /// A metric value within its configured range (`limits.range`), if any;
+    /// `field` names it in the detail.
+    pub(super) fn check_range(
+        &self,
+        sensor: SensorKind,
+        metric: &str,
+        field: &str,
+        x: f64,
+    ) -> Result<(), Reject> {
+        let range = self
+            .ranges
+            .iter()
+            .find(|r| r.sensor == sensor && r.metric == metric);
+        match range {
+            Some(r) if x < r.min || x > r.max => Err(Reject::new(
+                RejectReason::OutOfRange,
+                format!(
+                    "{field} {x} is outside the configured range [{}, {}] (limits.range)",
+                    r.min, r.max
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// On live sources: not more than `limits.max_future` ahead of a trusted
     /// clock, and not before 2020.
-    fn check_plausible(&self, event_time: Micros, clock: Micros) -> Result<(), Reject> {
+    pub(super) fn check_plausible(&self, event_time: Micros, clock: Micros) -> Result<(), Reject> {
         let Some(max_future) = self.live_max_future else {
             return Ok(());
         };
@@ -93,21 +118,7 @@ impl Decoder {
                 Identity::Generic { metric } => metric.as_str(),
                 _ => name,
             };
-            if let Some(r) = self
-                .ranges
-                .iter()
-                .find(|r| r.sensor == sensor && r.metric == metric_name)
-            {
-                if x < r.min || x > r.max {
-                    return Err(Reject::new(
-                        RejectReason::OutOfRange,
-                        format!(
-                            "{name} {x} is outside the configured range [{}, {}] (limits.range)",
-                            r.min, r.max
-                        ),
-                    ));
-                }
-            }
+            self.check_range(sensor, metric_name, name, x)?;
             values.push((i as u8, x));
         }
         if values.is_empty() {
@@ -131,13 +142,7 @@ fn identity(sensor: SensorKind, fields: Fields<'_>) -> Result<Identity, Reject> 
                 .ok_or_else(|| missing("player_id"))?;
             let player_name = match fields.get("player_name") {
                 None | Some(JsonValue::Null) => None,
-                Some(JsonValue::Str(s)) if s.chars().count() <= 64 => Some(s.to_string()),
-                Some(JsonValue::Str(_)) => {
-                    return Err(Reject::new(
-                        RejectReason::InvalidField,
-                        "player_name is longer than 64 characters",
-                    ))
-                }
+                Some(JsonValue::Str(s)) => Some(check_player_name(s)?.to_string()),
                 Some(v) => return Err(wrong_type("player_name", "a string", v)),
             };
             Identity::Wearable {
@@ -165,8 +170,20 @@ fn identity(sensor: SensorKind, fields: Fields<'_>) -> Result<Identity, Reject> 
     })
 }
 
+/// A player name: at most 64 characters.
+pub(super) fn check_player_name(s: &str) -> Result<&str, Reject> {
+    if s.chars().count() <= 64 {
+        Ok(s)
+    } else {
+        Err(Reject::new(
+            RejectReason::InvalidField,
+            "player_name is longer than 64 characters",
+        ))
+    }
+}
+
 /// An id (`device_id`, `zone_id`): 1-64 characters of A-Z, a-z, 0-9, `.`, `_`, `:`, `-`.
-fn check_id(s: &str, name: &str) -> Result<(), Reject> {
+pub(super) fn check_id(s: &str, name: &str) -> Result<(), Reject> {
     let ok = (1..=64).contains(&s.len())
         && s.bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'));
@@ -181,7 +198,7 @@ fn check_id(s: &str, name: &str) -> Result<(), Reject> {
 }
 
 /// A generic event's metric name: 1-64 characters of A-Z, a-z, 0-9, `_`, `.`, `-`.
-fn check_metric_name(metric: &str) -> Result<(), Reject> {
+pub(super) fn check_metric_name(metric: &str) -> Result<(), Reject> {
     let ok = (1..=64).contains(&metric.len())
         && metric
             .bytes()

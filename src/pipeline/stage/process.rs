@@ -4,6 +4,7 @@
 
 use super::Pipeline;
 use crate::model::{Event, Micros, RawInput, RejectReason, SensorKind};
+use crate::pipeline::decode::map::Context;
 use crate::pipeline::decode::unknown::{Noted, UnknownFields, MAX_TRACKED};
 use crate::pipeline::decode::Decoded;
 use crate::pipeline::detect::Observation;
@@ -41,6 +42,30 @@ impl Pipeline {
         clock: Micros,
     ) {
         let decoded = self.decode_bytes(payload, hint, clock);
+        self.apply(decoded, source, payload, received_at, clock, Some(line));
+    }
+
+    /// Line `line` (1-based) of a file in the device format of the source
+    /// named `mapping` (SPEC §9; `replay --source`); `topic` stands in for
+    /// the MQTT topic of a message.
+    #[allow(clippy::too_many_arguments)]
+    pub fn process_mapped_line(
+        &mut self,
+        source: &str,
+        mapping: &str,
+        topic: Option<&str>,
+        payload: &[u8],
+        line: u64,
+        received_at: Micros,
+        clock: Micros,
+    ) {
+        self.watch_clock(clock);
+        let cx = Context {
+            topic,
+            received_at,
+            clock,
+        };
+        let decoded = self.decoder.decode_mapped(mapping, payload, &cx);
         self.apply(decoded, source, payload, received_at, clock, Some(line));
     }
 
@@ -83,14 +108,21 @@ impl Pipeline {
                 }
                 self.reject_input(source, r.reason, &r.detail, payload, received_at);
             }
-            Decoded::Event(e) => {
-                self.out.counters.input_rows += 1;
-                if !self.clock.synced {
-                    self.out.counters.clock_unsynced_events += 1;
+            Decoded::Event(e) => self.accept_counted(&e, received_at, clock),
+            Decoded::Events(events) => {
+                for e in &events {
+                    self.accept_counted(e, received_at, clock);
                 }
-                self.accept(&e, received_at, clock);
             }
         }
+    }
+
+    fn accept_counted(&mut self, e: &Event, received_at: Micros, clock: Micros) {
+        self.out.counters.input_rows += 1;
+        if !self.clock.synced {
+            self.out.counters.clock_unsynced_events += 1;
+        }
+        self.accept(e, received_at, clock);
     }
 
     /// Records a rejected input: the decoder's, or one that a source

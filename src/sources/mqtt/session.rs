@@ -112,14 +112,29 @@ impl Connection {
     }
 }
 
+/// One topic filter: the sensor kind and device format of its messages.
+#[derive(Debug, Clone)]
+pub struct Subscription {
+    /// The topic filter.
+    pub filter: String,
+    /// The kind of messages without a `sensor` field.
+    pub sensor: Option<SensorKind>,
+    /// The source name whose device format decodes its messages (SPEC §9);
+    /// `None` for SPEC §1 JSON.
+    pub mapping: Option<SourceName>,
+}
+
+/// What a topic's messages are: the source name, sensor kind and format.
+type TopicInfo = (SourceName, Option<SensorKind>, Option<SourceName>);
+
 /// The MQTT source's state: connection, subscriptions, held messages.
 #[derive(Debug)]
 pub struct Session {
     addr: String,
     name: String,
     keep_alive: Duration,
-    subscriptions: Vec<(String, Option<SensorKind>)>,
-    topics: HashMap<String, (SourceName, Option<SensorKind>)>,
+    subscriptions: Vec<Subscription>,
+    topics: HashMap<String, TopicInfo>,
     held: Bounded<Held>,
     connection: Connection,
     connected: bool,
@@ -136,7 +151,7 @@ impl Session {
     pub fn new(
         addr: String,
         keep_alive: Duration,
-        subscriptions: Vec<(String, Option<SensorKind>)>,
+        subscriptions: Vec<Subscription>,
         max_held: usize,
         stats: Arc<SourceStats>,
     ) -> Session {
@@ -227,12 +242,12 @@ impl Session {
         let filters = self
             .subscriptions
             .iter()
-            .map(|(t, _)| SubscribeFilter::new(t.clone(), QoS::AtLeastOnce));
+            .map(|s| SubscribeFilter::new(s.filter.clone(), QoS::AtLeastOnce));
         Some(Action::Subscribe(filters.collect()))
     }
 
     fn check_suback(&self, codes: &[SubscribeReasonCode]) {
-        for (code, (topic, _)) in codes.iter().zip(&self.subscriptions) {
+        for (code, Subscription { filter: topic, .. }) in codes.iter().zip(&self.subscriptions) {
             match code {
                 SubscribeReasonCode::Failure => {
                     error!(broker = %self.addr, topic = %topic, "MQTT broker refused the subscription (check its ACL).")
@@ -246,7 +261,7 @@ impl Session {
 
     fn message(&mut self, p: Publish, received_at: Micros, room: bool) -> Option<Action> {
         SourceStats::inc(&self.stats.mqtt_messages);
-        let (source, sensor_hint) = self.topic(&p.topic);
+        let (source, sensor_hint, mapping) = self.topic(&p.topic);
         let held = Held {
             input: RawInput {
                 source,
@@ -255,6 +270,7 @@ impl Session {
                 received_at,
                 framing_error: None,
                 ack: None,
+                mapping,
             },
             ack: (p.qos != QoS::AtMostOnce).then_some(Ack {
                 qos: p.qos,
@@ -276,20 +292,24 @@ impl Session {
         Some(Action::Ack(ack))
     }
 
-    /// The source name and sensor kind of a topic, remembered.
-    fn topic(&mut self, topic: &str) -> (SourceName, Option<SensorKind>) {
+    /// The source name, sensor kind and format of a topic (the first
+    /// subscription that matches it), remembered.
+    fn topic(&mut self, topic: &str) -> TopicInfo {
         if let Some(known) = self.topics.get(topic) {
             return known.clone();
         }
         if self.topics.len() >= MAX_TOPICS {
             self.topics.clear();
         }
-        let hint = self
+        let sub = self
             .subscriptions
             .iter()
-            .find(|(f, _)| rumqttc::matches(topic, f))
-            .and_then(|(_, k)| *k);
-        let entry = (SourceName::from(format!("mqtt:{topic}")), hint);
+            .find(|s| rumqttc::matches(topic, &s.filter));
+        let entry = (
+            SourceName::from(format!("mqtt:{topic}")),
+            sub.and_then(|s| s.sensor),
+            sub.and_then(|s| s.mapping.clone()),
+        );
         self.topics.insert(topic.to_string(), entry.clone());
         entry
     }

@@ -3,9 +3,9 @@
 //! message to the pipeline with its ack token, acknowledge, subscribe,
 //! wait, reconnect), handing held messages over as places open.
 
-use super::session::{Ack, Action, Connection, Held, Input, Session};
+use super::session::{Ack, Action, Connection, Held, Input, Session, Subscription};
 use crate::config::MqttSourceSection;
-use crate::model::{AckToken, RawInput, SensorKind};
+use crate::model::{AckToken, RawInput, SensorKind, SourceName};
 use crate::mqtt::conn::{describe, BrokerSettings};
 use crate::sources::handover::{self, Holder};
 use crate::sources::stats::SourceStats;
@@ -53,9 +53,10 @@ impl MqttSource {
         let subscriptions = section
             .subscriptions
             .iter()
-            .map(|s| {
-                let kind = s.sensor.as_deref().and_then(SensorKind::parse);
-                (s.topic.clone(), kind)
+            .map(|s| Subscription {
+                filter: s.topic.clone(),
+                sensor: s.sensor.as_deref().and_then(SensorKind::parse),
+                mapping: s.input.is_mapped().then(|| SourceName::from(s.name())),
             })
             .collect();
         let session = Session::new(

@@ -10,9 +10,10 @@ use std::path::Path;
 
 /// The magic a journal file starts with.
 pub(super) const MAGIC: &[u8; 8] = b"PSJRNL\0\0";
-/// The journal format this build writes (files without a header are the
-/// format of builds before issue 11, still replayed).
-pub const VERSION: u32 = 1;
+/// The journal format this build writes (version 1, without the mapping,
+/// and files without a header, the format of builds before issue 11, are
+/// still replayed).
+pub const VERSION: u32 = 2;
 
 fn kind_code(k: Option<SensorKind>) -> u8 {
     k.map_or(255, |k| k as u8)
@@ -31,10 +32,11 @@ pub(super) fn encode(e: &mut Enc, input: &RawInput) {
         None => e.u8(0),
     }
     e.bytes(&input.payload);
+    e.str(input.mapping.as_deref().unwrap_or(""));
 }
 
-/// The input of a record body; `None` if it does not parse.
-fn decode(body: &[u8]) -> Option<RawInput> {
+/// The input of a record body of format `version`; `None` if it does not parse.
+fn decode(body: &[u8], version: u32) -> Option<RawInput> {
     let mut d = Dec::new(body);
     let source = d.string().ok()?;
     let hint = match d.u8().ok()? {
@@ -50,6 +52,10 @@ fn decode(body: &[u8]) -> Option<RawInput> {
         _ => return None,
     };
     let payload = d.bytes().ok()?.to_vec();
+    let mapping = match version {
+        1 => None,
+        _ => Some(d.string().ok()?).filter(|m| !m.is_empty()),
+    };
     d.finished().then(|| RawInput {
         source: source.into(),
         sensor_hint: hint,
@@ -57,6 +63,7 @@ fn decode(body: &[u8]) -> Option<RawInput> {
         received_at,
         framing_error,
         ack: None,
+        mapping: mapping.map(Into::into),
     })
 }
 
@@ -75,11 +82,11 @@ pub fn replay(dir: &Path, from: u64, mut each: impl FnMut(RawInput)) -> Result<u
 /// Replays one file's records, up to the first torn or damaged one (a WARN
 /// names where). A file without a header is read in the format before it.
 fn replay_file(path: &Path, bytes: &[u8], each: &mut impl FnMut(RawInput)) {
-    let (framing, records) = match frame::header(bytes, MAGIC) {
+    let (framing, records, version) = match frame::header(bytes, MAGIC) {
         Header::Ours {
-            version: VERSION,
+            version: version @ (1 | VERSION),
             rest,
-        } => (&frame::CURRENT, rest),
+        } => (&frame::CURRENT, rest, version),
         Header::Ours { version, .. } => {
             tracing::warn!(file = %path.display(), version, "Journal file has a format version this build does not read (damaged, or from a newer build); it is not replayed.");
             return;
@@ -87,11 +94,13 @@ fn replay_file(path: &Path, bytes: &[u8], each: &mut impl FnMut(RawInput)) {
         // A crash before the header was complete: nothing in it was synced.
         Header::Cut if !bytes.is_empty() => return torn(path, 0),
         Header::Cut => return,
-        Header::Other => (&frame::LEGACY_JOURNAL, bytes),
+        Header::Other => (&frame::LEGACY_JOURNAL, bytes, 1),
     };
     let mut rest = records;
     while let Ok((body, next)) = framing.split(rest) {
-        let Some(input) = decode(body) else { break };
+        let Some(input) = decode(body, version) else {
+            break;
+        };
         each(input);
         rest = next;
     }

@@ -15,14 +15,19 @@
 //! ```text
 //! offset  bytes  field
 //!      0      8  magic "PSJRNL\0\0"
-//!      8      4  format version, u32 = 1
+//!      8      4  format version, u32 = 2
 //!     12         records, each:
 //!         +0  8    body length n, u64
 //!         +8  4    CRC-32 of the body, u32
 //!        +12  n    body: source (u32 length, UTF-8), sensor hint u8 (255: none),
 //!                  received_at i64 (µs), framing error u8 (0: none; 1: too
-//!                  large, then its length u64), payload (u32 length, bytes)
+//!                  large, then its length u64), payload (u32 length, bytes),
+//!                  mapping (u32 length, UTF-8: the source whose device
+//!                  format decodes the input, empty for SPEC §1 JSON)
 //! ```
+//!
+//! Version 1 (before device formats) has no mapping; its files are still
+//! replayed, their inputs as SPEC §1 JSON.
 //!
 //! Replay of a file stops at its first torn or damaged record (a crash
 //! mid-write, a bad checksum, a body that does not parse) with a WARN; later

@@ -17,6 +17,7 @@ fn input(i: u32) -> RawInput {
         received_at: i as i64,
         framing_error: (i == 3).then_some(FramingError::TooLarge { len: 9999 }),
         ack: None,
+        mapping: None,
     }
 }
 

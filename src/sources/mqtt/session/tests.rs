@@ -2,9 +2,14 @@ use super::*;
 
 fn session(max_held: usize) -> (Session, Arc<SourceStats>) {
     let stats = Arc::new(SourceStats::default());
+    let sub = |filter: &str, sensor| Subscription {
+        filter: filter.to_string(),
+        sensor,
+        mapping: None,
+    };
     let subs = vec![
-        ("venue/wearable/#".to_string(), Some(SensorKind::Wearable)),
-        ("venue/+/raw".to_string(), None),
+        sub("venue/wearable/#", Some(SensorKind::Wearable)),
+        sub("venue/+/raw", None),
     ];
     let s = Session::new(
         "b:1883".into(),
