@@ -1,0 +1,773 @@
+//! Bad input for the device formats (SPEC §9, issue 12): whatever a device
+//! sends, in json, csv, regex, logfmt or influx, decodes to events that are
+//! exactly §1 events or to a reject that says why — never a panic. Events
+//! written with the formats' renderers decode back to themselves. And a
+//! regular expression too long or too big to compile is refused by
+//! `check-config`, naming its key.
+
+use pitchside::model::{Event, Identity, Micros, SensorKind};
+use pitchside::pipeline::decode::formats::influx::{FieldValue, Point};
+use pitchside::pipeline::decode::formats::{csv, influx, logfmt};
+use pitchside::pipeline::decode::map::Context;
+use pitchside::pipeline::decode::{Decoded, Decoder};
+use pitchside::util::time::format_rfc3339;
+use proptest::prelude::*;
+use std::borrow::Cow;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// When the inputs arrive, and the wall clock: 2025-11-29T19:30:00Z.
+const NOW: Micros = 1_764_444_600_000_000;
+
+/// The `[venue]`, `[output]` and `[metrics]` a config needs before its sources.
+const HEADER: &str = "[venue]\nid = \"props\"\ngateway_id = \"gw-props\"\n\
+[output]\nstore = \"file:///tmp/pitchside-props/store\"\nspool_dir = \"/tmp/pitchside-props/spool\"\n\
+[metrics]\nlisten = \"\"\n";
+
+/// A BLE bridge's JSON: nested pointers, array indexes, the kind from the input.
+const JSON: &str = r#"
+[[sources.mqtt]]
+[sources.mqtt.broker]
+host = "127.0.0.1"
+port = 1883
+
+[[sources.mqtt.subscriptions]]
+name = "json"
+topic = "ble/hr/+/+"
+format = "json"
+
+[sources.mqtt.subscriptions.map]
+sensor = { field = "/kind" }
+device_id = { field = "/dev/id" }
+player_id = { topic_level = 2 }
+player_name = { field = "/who/names/0" }
+zone_id = { field = "/zone" }
+delivery_id = { field = "/ball/n" }
+event_time = { field = "/t", format = "epoch_ms" }
+
+[sources.mqtt.subscriptions.map.metrics]
+heart_rate = { field = "/hr/bpm" }
+acceleration = { field = "/imu/acc/1", scale = 9.80665 }
+running_dist = { field = "/gps/d~1m" }
+"#;
+
+/// A ball tracker's CSV with a header line, `;` apart (exact: no scale).
+const CSV: &str = r#"
+[[sources.serial]]
+name = "csv"
+path = "/dev/ttyPROPS0"
+format = "csv"
+header = true
+delimiter = ";"
+
+[sources.serial.map]
+sensor = "pitch"
+device_id = { field = "tracker" }
+event_time = { field = "timestamp_ms", format = "epoch_ms" }
+delivery_id = { field = "delivery" }
+match_id = { field = "match" }
+
+[sources.serial.map.metrics]
+ball_speed = { field = "speed_kmh" }
+spin_rate = { field = "spin_rpm" }
+impact_x = { field = "impact_x" }
+impact_y = { field = "impact_y" }
+"#;
+
+/// A sound-level meter: an optional capture, local time at +05:30.
+const REGEX: &str = r#"
+[[sources.serial]]
+name = "regex"
+path = "/dev/ttyPROPS1"
+format = "regex"
+pattern = '^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s+(?:(?P<zone>\S+)\s+)?LAeq,1s=(?P<db>-?\d+(?:\.\d+)?) dB(?:\s+LCpeak=(?P<peak>[^ ]+) dB)?\s*$'
+
+[sources.serial.map]
+sensor = "crowd"
+device_id = { value = "slm-north" }
+zone_id = { field = "zone" }
+event_time = { field = "ts", format = "%Y-%m-%d %H:%M:%S", utc_offset = "+05:30" }
+
+[sources.serial.map.metrics]
+decibels = { field = "db" }
+density = { field = "peak", scale = 0.01 }
+"#;
+
+/// A wearable hub's logfmt (exact: no scale).
+const LOGFMT: &str = r#"
+[[sources.serial]]
+name = "logfmt"
+path = "/dev/ttyPROPS2"
+format = "logfmt"
+
+[sources.serial.map]
+sensor = "wearable"
+device_id = { field = "vest" }
+player_id = { field = "player" }
+player_name = { field = "name" }
+event_time = { field = "ts", format = "rfc3339" }
+
+[sources.serial.map.metrics]
+heart_rate = { field = "hr" }
+acceleration = { field = "acc" }
+running_dist = { field = "dist" }
+"#;
+
+/// The same hub through a generic map with two metrics: two events a line.
+const GENERIC: &str = r#"
+[[sources.serial]]
+name = "generic"
+path = "/dev/ttyPROPS3"
+format = "logfmt"
+
+[sources.serial.map]
+sensor = "generic"
+device_id = { field = "vest" }
+event_time = { field = "ts", format = "rfc3339" }
+event_id = { field = "seq" }
+
+[sources.serial.map.metrics]
+"hub.temp_c" = { field = "temp" }
+battery_pct = { field = "bat" }
+"#;
+
+/// A crowd counter's line protocol (exact: no scale).
+const INFLUX: &str = r#"
+[[sources.mqtt]]
+[sources.mqtt.broker]
+host = "127.0.0.1"
+port = 1883
+
+[[sources.mqtt.subscriptions]]
+name = "influx"
+topic = "venue/crowd/+"
+format = "influx"
+
+[sources.mqtt.subscriptions.map]
+sensor = "crowd"
+device_id = { field = "counter" }
+zone_id = { field = "zone" }
+event_time = { field = "time", format = "epoch_ns" }
+
+[sources.mqtt.subscriptions.map.metrics]
+density = { field = "density" }
+decibels = { field = "level" }
+"#;
+
+/// The same counters through scale and offset.
+const INFLUX_SCALED: &str = r#"
+[[sources.mqtt.subscriptions]]
+name = "influx_scaled"
+topic = "venue/crowd2/+"
+format = "influx"
+
+[sources.mqtt.subscriptions.map]
+sensor = "crowd"
+device_id = { field = "counter" }
+zone_id = { field = "measurement" }
+event_time = { field = "time", format = "epoch_ns" }
+
+[sources.mqtt.subscriptions.map.metrics]
+density = { field = "density", scale = 0.1, offset = 0.5 }
+decibels = { field = "level", scale = 1.5, offset = -3.0 }
+"#;
+
+/// A decoder for every source above, as the gateway builds it (built once;
+/// each clone starts without a CSV header).
+fn decoder() -> Decoder {
+    static DECODER: OnceLock<Decoder> = OnceLock::new();
+    DECODER.get_or_init(build_decoder).clone()
+}
+
+fn build_decoder() -> Decoder {
+    let text = [
+        HEADER,
+        JSON,
+        INFLUX,
+        INFLUX_SCALED,
+        CSV,
+        REGEX,
+        LOGFMT,
+        GENERIC,
+    ]
+    .concat();
+    let config = pitchside::config::parse(&text, "formats_props")
+        .and_then(|c| c.validate())
+        .unwrap_or_else(|e| panic!("the test's config is wrong: {e}"));
+    Decoder::new(4096, vec![], Some(300_000_000)).with_formats(config.inputs.formats())
+}
+
+fn decode(d: &mut Decoder, source: &str, input: &str) -> Decoded {
+    let cx = Context {
+        topic: Some("ble/hr/7/x"),
+        received_at: NOW,
+        clock: NOW,
+    };
+    d.decode_mapped(source, input.as_bytes(), &cx)
+}
+
+fn is_id(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
+fn is_metric(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+/// SPEC §1: what every event must be (the fuzz targets check the same).
+fn check_event(e: &Event) -> Result<(), TestCaseError> {
+    prop_assert!(is_id(&e.device_id), "device_id {:?}", e.device_id);
+    prop_assert!(!e.values.is_empty(), "no value: {:?}", e);
+    prop_assert!(e.values.iter().all(|(_, v)| v.is_finite()), "{:?}", e);
+    match &e.identity {
+        Identity::Crowd { zone_id } => prop_assert!(is_id(zone_id), "zone_id {:?}", zone_id),
+        Identity::Generic { metric } => prop_assert!(is_metric(metric), "metric {:?}", metric),
+        Identity::Wearable {
+            player_name: Some(n),
+            ..
+        } => prop_assert!(n.chars().count() <= 64, "player_name {:?}", n),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// An input decodes to §1 events, a reject with a detail, or nothing (a
+/// blank line, a CSV header).
+fn check_outcome(out: &Decoded) -> Result<(), TestCaseError> {
+    match out {
+        Decoded::Event(e) => check_event(e),
+        Decoded::Events(es) => {
+            prop_assert!(!es.is_empty());
+            es.iter().try_for_each(check_event)
+        }
+        Decoded::Reject(r) => {
+            prop_assert!(!r.detail.is_empty(), "reject {:?} without detail", r.reason);
+            Ok(())
+        }
+        Decoded::Skip => Ok(()),
+    }
+}
+
+const SOURCES: [&str; 8] = [
+    "json",
+    "csv",
+    "regex",
+    "logfmt",
+    "generic",
+    "influx",
+    "influx_scaled",
+    "missing",
+];
+
+// ---- near-valid inputs, from each format's grammar ----
+
+/// Text a device might put anywhere: numbers good and bad, ids, escapes,
+/// quotes, delimiters, odd Unicode.
+fn piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        any::<f64>().prop_map(|x| x.to_string()),
+        any::<i64>().prop_map(|x| x.to_string()),
+        (NOW / 1000 - 5_000..NOW / 1000 + 5_000).prop_map(|t| t.to_string()),
+        Just(format_rfc3339(NOW - 250)),
+        prop::sample::select(vec![
+            "NaN",
+            "inf",
+            "-Infinity",
+            "1e999",
+            "-0",
+            "0x10",
+            "1_000",
+            "t",
+            "true",
+            "null",
+            "151",
+            "3.25",
+            "vest-07",
+            "north-stand",
+            "a b",
+            "\"",
+            "\\",
+            "\\\"",
+            "=",
+            ",",
+            ";",
+            "\"\"",
+            "é",
+            "\u{0}",
+            "\u{7f}",
+            "\r",
+            "\n",
+            "  ",
+        ])
+        .prop_map(str::to_string),
+        "[A-Za-z0-9._:-]{1,70}",
+        "[ -~]{0,12}",
+        "\\PC{0,8}",
+    ]
+}
+
+fn logfmt_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "ts", "vest", "player", "name", "hr", "acc", "dist", "temp", "bat", "seq",
+        ])
+        .prop_map(str::to_string),
+        "[ -~]{0,6}",
+    ]
+}
+
+/// logfmt pairs with random keys and values, quoted or bare, some broken.
+fn logfmt_line() -> impl Strategy<Value = String> {
+    let pair = (logfmt_key(), piece(), 0..4u8).prop_map(|(k, v, how)| match how {
+        0 => format!("{k}={v}"),
+        1 => format!("{k}=\"{}\"", v.replace('"', "\\\"")),
+        2 => format!("{k}={v:?}"),
+        _ => k,
+    });
+    prop::collection::vec(pair, 0..10).prop_map(|p| p.join(" "))
+}
+
+/// A name with line protocol's escapes, some of them wrong.
+fn influx_name() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            "[a-z0-9_-]{1,6}",
+            prop::sample::select(vec![
+                "\\ ", "\\,", "\\=", "\\\\", "\\", " ", ",", "=", "\"", "#", "é", "\t",
+            ])
+            .prop_map(str::to_string),
+        ],
+        0..5,
+    )
+    .prop_map(|p| p.concat())
+}
+
+fn influx_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        piece(),
+        any::<i64>().prop_map(|n| format!("{n}i")),
+        any::<u64>().prop_map(|n| format!("{n}u")),
+        piece().prop_map(|s| format!("\"{s}\"")),
+        influx_name(),
+    ]
+}
+
+/// Points with random escapes in names, tags and fields, and odd timestamps.
+fn influx_line() -> impl Strategy<Value = String> {
+    let key = prop_oneof![
+        prop::sample::select(vec!["zone", "counter", "density", "level", "time"])
+            .prop_map(str::to_string),
+        influx_name(),
+    ];
+    let tags = prop::collection::vec((key.clone(), influx_name()), 0..4);
+    let fields = prop::collection::vec((key, influx_value()), 0..4);
+    let time = prop_oneof![
+        Just(String::new()),
+        any::<i64>().prop_map(|t| format!(" {t}")),
+        (NOW - 1_000_000..NOW).prop_map(|t| format!(" {}", t * 1000)),
+        piece().prop_map(|p| format!(" {p}")),
+    ];
+    (influx_name(), tags, fields, time, "[ ]{1,2}").prop_map(|(m, tags, fields, time, gap)| {
+        let tags: String = tags.iter().map(|(k, v)| format!(",{k}={v}")).collect();
+        let fields: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{m}{tags}{gap}{}{time}", fields.join(","))
+    })
+}
+
+/// CSV records with quoted cells, doubled and stray quotes, delimiters.
+fn csv_line() -> impl Strategy<Value = String> {
+    let cell = (piece(), 0..4u8).prop_map(|(c, how)| match how {
+        0 => c,
+        1 => format!("\"{}\"", c.replace('"', "\"\"")),
+        2 => format!("\"{c}\""),
+        _ => format!("{c}\"{c}"),
+    });
+    let sep = prop::sample::select(vec![";", ";", ";", ","]);
+    prop::collection::vec((cell, sep), 0..10)
+        .prop_map(|cells| cells.iter().map(|(c, s)| format!("{c}{s}")).collect())
+}
+
+/// Lines close to a sound-level meter's.
+fn regex_line() -> impl Strategy<Value = String> {
+    let num = prop_oneof!["[0-9]{1,4}", piece(), "-?[0-9]{1,400}(\\.[0-9]{1,400})?"];
+    let zone = prop_oneof![Just(String::new()), piece().prop_map(|z| format!("{z} "))];
+    let peak = prop_oneof![
+        Just(String::new()),
+        piece().prop_map(|p| format!(" LCpeak={p} dB"))
+    ];
+    (
+        (0..10_000u32, 0..100u32, 0..100u32),
+        (0..100u32, 0..100u32, 0..100u32),
+        zone,
+        num,
+        peak,
+    )
+        .prop_map(|((y, mo, d), (h, mi, s), zone, db, peak)| {
+            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} {zone}LAeq,1s={db} dB{peak}")
+        })
+}
+
+/// JSON values near the bridge's shape: the mapped keys at random depths.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        (NOW / 1000 - 5_000..NOW / 1000 + 5_000).prop_map(Value::from),
+        prop::sample::select(vec!["wearable", "pitch", "crowd", "generic", "Crowd"])
+            .prop_map(Value::from),
+        piece().prop_map(Value::from),
+    ];
+    let key = prop_oneof![
+        prop::sample::select(vec![
+            "kind", "dev", "id", "t", "hr", "bpm", "imu", "acc", "gps", "d/m", "who", "names",
+            "zone", "ball", "n",
+        ])
+        .prop_map(str::to_string),
+        piece(),
+    ];
+    leaf.prop_recursive(4, 40, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((key.clone(), inner), 0..6)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// JSON text near the bridge's, sometimes cut short or with junk after it.
+fn json_line() -> impl Strategy<Value = String> {
+    (json_value(), any::<prop::sample::Index>(), 0..4u8).prop_map(|(v, at, how)| {
+        let text = v.to_string();
+        match how {
+            0 => {
+                let cut = at.index(text.len() + 1);
+                let cut = (0..=cut)
+                    .rev()
+                    .find(|i| text.is_char_boundary(*i))
+                    .unwrap_or(0);
+                text[..cut].to_string()
+            }
+            1 => format!("{text} x"),
+            _ => text,
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn arbitrary_bytes_in_any_format_are_events_or_rejects(
+        source in prop::sample::select(SOURCES.to_vec()),
+        lines in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..300), 1..4),
+    ) {
+        let mut d = decoder();
+        for line in &lines {
+            let cx = Context { topic: Some("ble/hr/7/x"), received_at: NOW, clock: NOW };
+            check_outcome(&d.decode_mapped(source, line, &cx))?;
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_in_any_format_is_events_or_rejects(
+        source in prop::sample::select(SOURCES.to_vec()),
+        lines in prop::collection::vec("\\PC{0,200}|[ -~]{0,200}", 1..4),
+    ) {
+        let mut d = decoder();
+        for line in &lines {
+            check_outcome(&decode(&mut d, source, line))?;
+        }
+    }
+
+    #[test]
+    fn near_valid_json_is_events_or_rejects(line in json_line()) {
+        check_outcome(&decode(&mut decoder(), "json", &line))?;
+    }
+
+    #[test]
+    fn near_valid_csv_is_events_or_rejects(header in csv_line(), lines in prop::collection::vec(csv_line(), 1..4)) {
+        let mut d = decoder();
+        let real = "timestamp_ms;tracker;delivery;match;speed_kmh;spin_rpm;impact_x;impact_y";
+        for line in [real, header.as_str()].into_iter().chain(lines.iter().map(String::as_str)) {
+            check_outcome(&decode(&mut d, "csv", line))?;
+        }
+    }
+
+    #[test]
+    fn near_valid_regex_lines_are_events_or_rejects(line in regex_line()) {
+        check_outcome(&decode(&mut decoder(), "regex", &line))?;
+    }
+
+    #[test]
+    fn near_valid_logfmt_is_events_or_rejects(line in logfmt_line()) {
+        let mut d = decoder();
+        check_outcome(&decode(&mut d, "logfmt", &line))?;
+        check_outcome(&decode(&mut d, "generic", &line))?;
+    }
+
+    #[test]
+    fn near_valid_influx_is_events_or_rejects(line in influx_line()) {
+        let mut d = decoder();
+        check_outcome(&decode(&mut d, "influx", &line))?;
+        check_outcome(&decode(&mut d, "influx_scaled", &line))?;
+    }
+}
+
+// ---- round trips: an event written in a format decodes to itself ----
+
+fn id() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9._:-]{1,64}"
+}
+
+/// A finite value, of any size.
+fn finite() -> impl Strategy<Value = f64> {
+    any::<f64>().prop_filter("finite", |x| x.is_finite())
+}
+
+/// A plausible event time: from 2020 to now.
+fn time() -> impl Strategy<Value = Micros> {
+    1_577_836_800_000_000..=NOW
+}
+
+fn one_event(out: Decoded) -> Result<Event, TestCaseError> {
+    match out {
+        Decoded::Event(e) => Ok(e),
+        other => Err(TestCaseError::fail(format!("not one event: {other:?}"))),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn a_wearable_event_written_as_logfmt_reads_back(
+        device_id in id(),
+        event_time in time(),
+        player_id in any::<i64>(),
+        name in prop::option::of("\\PC{1,64}".prop_filter("not blank", |n| !n.trim().is_empty())),
+        hr in finite(), acc in prop::option::of(finite()), dist in finite(),
+        noise in "\\PC{0,20}",
+    ) {
+        let mut values = vec![(0u8, hr)];
+        values.extend(acc.map(|a| (1u8, a)));
+        values.push((2, dist));
+        let event = Event {
+            sensor: SensorKind::Wearable,
+            device_id,
+            event_time,
+            match_id: 0,
+            event_id: None,
+            identity: Identity::Wearable { player_id, player_name: name },
+            values,
+        };
+        let text: Vec<(String, String)> = vec![
+            ("ts".into(), format_rfc3339(event.event_time)),
+            ("hub".into(), "wh-1".into()),
+            ("vest".into(), event.device_id.clone()),
+            ("player".into(), player_id.to_string()),
+            ("note".into(), noise),
+        ]
+        .into_iter()
+        .chain(event.player_name().map(|n| ("name".to_string(), n.to_string())))
+        .chain(event.values.iter().map(|&(i, x)| (event.metric_name(i).to_string(), x.to_string())))
+        .map(|(k, v)| (k.replace("heart_rate", "hr").replace("acceleration", "acc").replace("running_dist", "dist"), v))
+        .collect();
+        let pairs: Vec<(&str, &str)> = text.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut line = String::new();
+        logfmt::render(&pairs, &mut line);
+        prop_assert_eq!(one_event(decode(&mut decoder(), "logfmt", &line))?, event, "{}", line);
+    }
+
+    #[test]
+    fn a_generic_logfmt_line_with_two_metrics_reads_back_as_two_events(
+        device_id in id(), event_time in time(), seq in any::<i64>(),
+        temp in finite(), bat in finite(),
+    ) {
+        let mut line = String::new();
+        let (t, s, x, y) = (format_rfc3339(event_time), seq.to_string(), temp.to_string(), bat.to_string());
+        logfmt::render(&[("ts", &t), ("vest", &device_id), ("seq", &s), ("temp", &x), ("bat", &y)], &mut line);
+        let Decoded::Events(events) = decode(&mut decoder(), "generic", &line) else {
+            return Err(TestCaseError::fail(format!("not two events: {line}")));
+        };
+        let mut got: Vec<(&str, f64)> = events.iter().map(|e| (e.metric_name(0), e.values[0].1)).collect();
+        got.sort_by(|a, b| a.0.cmp(b.0));
+        prop_assert_eq!(got, vec![("battery_pct", bat), ("hub.temp_c", temp)]);
+        for e in &events {
+            prop_assert_eq!((&e.device_id, e.event_time, e.event_id), (&device_id, event_time, Some(seq)));
+        }
+    }
+
+    #[test]
+    fn a_pitch_event_written_as_csv_reads_back(
+        device_id in id(),
+        event_ms in 1_577_836_800_000i64..=NOW / 1000,
+        delivery_id in prop::option::of(any::<i64>()),
+        match_id in 0..=i64::MAX,
+        values in prop::collection::vec(prop::option::of(finite()), 4),
+        note in "\\PC{0,20}",
+    ) {
+        prop_assume!(values.iter().any(Option::is_some));
+        let event = Event {
+            sensor: SensorKind::Pitch,
+            device_id,
+            event_time: event_ms * 1000,
+            match_id,
+            event_id: None,
+            identity: Identity::Pitch { delivery_id },
+            values: values.iter().enumerate().filter_map(|(i, x)| x.map(|x| (i as u8, x))).collect(),
+        };
+        // The columns in another order than the map's, a note with quotes
+        // and delimiters among them.
+        let header = ["note", "impact_y", "tracker", "speed_kmh", "timestamp_ms", "spin_rpm", "delivery", "impact_x", "match"];
+        // values[i] is the kind's metric i: impact_x, impact_y, ball_speed, spin_rate.
+        let cell = |i: usize| values[i].map(|x| x.to_string()).unwrap_or_default();
+        let row = [
+            note,
+            cell(1),
+            event.device_id.clone(),
+            cell(2),
+            event_ms.to_string(),
+            cell(3),
+            delivery_id.map(|d| d.to_string()).unwrap_or_default(),
+            cell(0),
+            match_id.to_string(),
+        ];
+        let (mut head, mut line) = (String::new(), String::new());
+        csv::render(&header, b';', &mut head);
+        csv::render(&row.iter().map(String::as_str).collect::<Vec<_>>(), b';', &mut line);
+        let mut d = decoder();
+        prop_assert_eq!(decode(&mut d, "csv", &head), Decoded::Skip);
+        prop_assert_eq!(one_event(decode(&mut d, "csv", &line))?, event, "{}", line);
+    }
+
+    #[test]
+    fn a_crowd_event_written_as_line_protocol_reads_back(
+        device_id in id(), zone in id(), event_time in time(),
+        measurement in "\\PC{1,12}".prop_filter("a measurement", |m| !m.starts_with('#') && !m.ends_with('\\')),
+        density in prop::option::of(finite()), level in prop::option::of(finite()),
+        note_key in "[a-z ,=\\\\]{1,8}".prop_filter("a key", |k| !k.trim_end_matches('\\').is_empty() && !["density", "level"].contains(&k.as_str())),
+        note in "\\PC{0,20}",
+    ) {
+        prop_assume!(density.is_some() || level.is_some());
+        let event = Event {
+            sensor: SensorKind::Crowd,
+            device_id,
+            event_time,
+            match_id: 0,
+            event_id: None,
+            identity: Identity::Crowd { zone_id: zone.clone() },
+            values: [(1u8, density), (0u8, level)].into_iter().filter_map(|(i, x)| x.map(|x| (i, x))).rev().collect(),
+        };
+        let mut fields = vec![(Cow::Owned(note_key), FieldValue::Str(Cow::Owned(note)))];
+        fields.extend(density.map(|x| (Cow::Borrowed("density"), FieldValue::Float(x))));
+        fields.extend(level.map(|x| (Cow::Borrowed("level"), FieldValue::Float(x))));
+        let point = Point {
+            measurement: Cow::Owned(measurement),
+            tags: vec![(Cow::Borrowed("zone"), Cow::Borrowed(zone.as_str())), (Cow::Borrowed("counter"), Cow::Borrowed(event.device_id.as_str()))],
+            fields,
+            timestamp: Some(event_time * 1000),
+        };
+        let mut line = String::new();
+        influx::render(&point, &mut line);
+        prop_assert_eq!(one_event(decode(&mut decoder(), "influx", &line))?, event, "{}", line);
+    }
+}
+
+#[test]
+fn influx_scale_and_offset_apply_to_each_field() {
+    let line = "north-stand,counter=cc-12 density=30,level=60i 1764444600000000000";
+    let e = one_event(decode(&mut decoder(), "influx_scaled", line)).unwrap();
+    assert_eq!(
+        e.identity,
+        Identity::Crowd {
+            zone_id: "north-stand".into()
+        }
+    );
+    assert_eq!(e.values, vec![(0, 60.0 * 1.5 - 3.0), (1, 30.0 * 0.1 + 0.5)]);
+}
+
+#[test]
+fn the_meter_line_reads_with_and_without_its_optional_capture() {
+    let mut d = decoder();
+    let e = one_event(decode(
+        &mut d,
+        "regex",
+        "2025-11-30 01:00:00 z1 LAeq,1s=84.3 dB",
+    ))
+    .unwrap();
+    assert_eq!((e.event_time, e.values), (NOW, vec![(0, 84.3)]));
+    let line = "2025-11-30 01:00:01 z1 LAeq,1s=84.3 dB LCpeak=112 dB";
+    let e = one_event(decode(&mut d, "regex", line)).unwrap();
+    assert_eq!(
+        (e.event_time, e.values),
+        (NOW + 1_000_000, vec![(0, 84.3), (1, 112.0 * 0.01)])
+    );
+}
+
+// ---- bounds on patterns ----
+
+/// `pitchside check-config` on a venue with one regex serial source.
+fn check_config_with_pattern(pattern: &str) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let text = format!(
+        "[venue]\nid = \"props\"\ngateway_id = \"gw-1\"\n\
+         [output]\nstore = \"file://{d}/store\"\nspool_dir = \"{d}/spool\"\n\
+         [metrics]\nlisten = \"\"\n\
+         [[sources.serial]]\nname = \"meter\"\npath = \"{d}/tty\"\nformat = \"regex\"\npattern = '{pattern}'\n\
+         [sources.serial.map]\nsensor = \"crowd\"\ndevice_id = {{ value = \"m1\" }}\nzone_id = {{ value = \"z1\" }}\nevent_time = \"arrival\"\n\
+         [sources.serial.map.metrics]\ndecibels = {{ field = \"db\" }}\n"
+    );
+    let cfg = dir.path().join("venue.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pitchside"))
+        .args(["check-config", "--config"])
+        .arg(&cfg)
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_pattern_longer_than_1024_bytes_is_refused_by_check_config_naming_its_key() {
+    let (ok, err) = check_config_with_pattern(&format!("(?P<db>[0-9.]+){}", "x?".repeat(510)));
+    assert!(!ok, "accepted a pattern of 1035 bytes:\n{err}");
+    assert!(
+        err.contains("sources.serial[0].pattern") && err.contains("at most 1024"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pattern_too_big_to_compile_is_refused_by_check_config_naming_its_key() {
+    let (ok, err) = check_config_with_pattern(r"(?P<db>\w{1000}{1000})");
+    assert!(
+        !ok,
+        "accepted a pattern whose compiled size is beyond the limit:\n{err}"
+    );
+    assert!(
+        err.contains("sources.serial[0].pattern") && err.contains("size limit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pattern_of_1024_bytes_that_compiles_is_accepted() {
+    let pattern = format!("(?P<db>[0-9.]+){}", "x?".repeat(504));
+    let pattern = format!("{pattern}{}", "y".repeat(1024 - pattern.len()));
+    assert_eq!(pattern.len(), 1024);
+    let (ok, err) = check_config_with_pattern(&pattern);
+    assert!(ok, "{err}");
+}
