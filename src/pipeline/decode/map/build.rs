@@ -175,14 +175,17 @@ impl Decoder {
             out.push(base);
         }
         if out.len() == start {
-            let names: Vec<&str> = map.metrics.iter().map(|m| m.name.as_str()).collect();
-            return Err(Reject::new(
-                RejectReason::NoMetrics,
-                format!(
-                    "none of the mapped metrics is present ({})",
-                    names.join(", ")
-                ),
-            ));
+            // The device's input lacks what the map points at (SPEC §9): say
+            // where each metric was looked for, as `tap` shows the operator.
+            let looked: Vec<String> = map
+                .metrics
+                .iter()
+                .map(|m| format!("{} ({})", m.name, describe(&m.from)))
+                .collect();
+            return Err(unmapped(format!(
+                "no mapped metric is present: {} missing",
+                looked.join(", ")
+            )));
         }
         Ok(())
     }
