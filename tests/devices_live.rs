@@ -26,6 +26,7 @@ const T: Duration = Duration::from_secs(20);
 /// The meter's clock: India Standard Time, as in its profile.
 const IST: i64 = (5 * 3600 + 30 * 60) * 1_000_000;
 const UNMAPPED: &str = "pitchside_rejected_rows_total{reason=\"unmapped\"}";
+const NO_METRICS: &str = "pitchside_rejected_rows_total{reason=\"no_metrics\"}";
 const INPUTS: &str = "pitchside_input_rows_total";
 
 /// A device profile as shipped.
@@ -281,19 +282,26 @@ fn ble_heart_rate_straps_over_mqtt_take_device_and_player_from_the_topic_and_tim
     let t0 = now_micros();
     broker.publish(STRAP_7, &[strap("C7:1A:2B:3C:4D:5E", 151)]);
     broker.publish(STRAP_9, &[strap("AA:BB:CC:DD:EE:FF", 138)]);
-    // A bridge that lost the reading: no /hr/bpm.
+    // A bridge that lost the reading: no /hr/bpm, so no metric at all
+    // (`no_metrics`, README "Values"; the detail says where it looked).
     broker.publish(
         STRAP_7,
         &[r#"{"id":"C7:1A:2B:3C:4D:5E","hr":{},"rssi":-61}"#.to_string()],
     );
-    gw.wait_metric(INPUTS, 3.0, T);
+    // A bridge that garbled it: /hr/bpm is not a number (`unmapped`).
+    broker.publish(
+        STRAP_9,
+        &[r#"{"id":"AA:BB:CC:DD:EE:FF","hr":{"bpm":"--"},"rssi":-70}"#.to_string()],
+    );
+    gw.wait_metric(INPUTS, 4.0, T);
+    gw.wait_metric(NO_METRICS, 1.0, T);
     gw.wait_metric(UNMAPPED, 1.0, T);
     // One more reading a full window (1 s) later moves the wearable
     // watermark past the first readings' window, which is then written.
     let counted = now_micros();
     assert!(wait_until(T, || now_micros() > counted + 1_100_000));
     broker.publish(STRAP_7, &[strap("C7:1A:2B:3C:4D:5E", 152)]);
-    gw.wait_metric(INPUTS, 4.0, T);
+    gw.wait_metric(INPUTS, 5.0, T);
     let t1 = now_micros();
     gw.stop();
 
@@ -338,14 +346,26 @@ fn ble_heart_rate_straps_over_mqtt_take_device_and_player_from_the_topic_and_tim
     players.sort_by_key(|p| p.0);
     assert_eq!(players, [(7, 151.0), (9, 138.0)]);
 
-    let rejects = rows(&store, "rejects");
-    assert_eq!(rejects.len(), 1);
-    assert_eq!(s(&rejects[0], "reason"), "unmapped");
-    assert_eq!(s(&rejects[0], "source"), format!("mqtt:{STRAP_7}"));
-    let detail = s(&rejects[0], "detail");
-    assert!(
-        detail.contains("/hr/bpm"),
-        "the detail names /hr/bpm: {detail}"
+    let mut rejects: Vec<(String, String)> = rows(&store, "rejects")
+        .iter()
+        .map(|r| {
+            let detail = s(r, "detail");
+            assert!(
+                detail.contains("/hr/bpm"),
+                "the detail names /hr/bpm: {detail}"
+            );
+            (s(r, "reason").into(), s(r, "source").into())
+        })
+        .collect();
+    rejects.sort();
+    let reasons: Vec<(&str, &str)> = rejects
+        .iter()
+        .map(|r| (r.0.as_str(), r.1.as_str()))
+        .collect();
+    let (seven, nine) = (format!("mqtt:{STRAP_7}"), format!("mqtt:{STRAP_9}"));
+    assert_eq!(
+        reasons,
+        [("no_metrics", seven.as_str()), ("unmapped", nine.as_str())]
     );
 }
 

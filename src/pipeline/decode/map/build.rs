@@ -175,17 +175,20 @@ impl Decoder {
             out.push(base);
         }
         if out.len() == start {
-            // The device's input lacks what the map points at (SPEC §9): say
-            // where each metric was looked for, as `tap` shows the operator.
+            // Say where each metric was looked for, as `tap` shows the operator
+            // (SPEC §9: a detail naming what was missing); §1's reason stays.
             let looked: Vec<String> = map
                 .metrics
                 .iter()
                 .map(|m| format!("{} ({})", m.name, describe(&m.from)))
                 .collect();
-            return Err(unmapped(format!(
-                "no mapped metric is present: {} missing",
-                looked.join(", ")
-            )));
+            return Err(Reject::new(
+                RejectReason::NoMetrics,
+                format!(
+                    "none of the mapped metrics is present: {} missing",
+                    looked.join(", ")
+                ),
+            ));
         }
         Ok(())
     }

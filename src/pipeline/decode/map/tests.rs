@@ -209,6 +209,11 @@ fn json_pointers_topic_levels_and_arrival_time() {
         panic!()
     };
     assert_eq!(r.reason, RejectReason::NoMetrics);
+    assert!(
+        r.detail.contains("heart_rate (field /hr/bpm)"),
+        "{}",
+        r.detail
+    );
     let Decoded::Reject(r) = decode(&mut d, r#"{"hr":{"bpm":NaN}}"#, topic) else {
         panic!()
     };
