@@ -1,0 +1,225 @@
+//! The device profiles (config/devices/*.toml) against their samples: each
+//! `<profile>.sample` replayed through its source's format and map must give
+//! the same alerts, windows and readings as `<profile>.expected.jsonl`, the
+//! same events written as SPEC §1 JSON by `make_samples.py` (which does not
+//! use pitchside's decoder). And `simulate --as <profile>` writes lines the
+//! profile reads back, with the simulator's values.
+
+mod common;
+
+use common::*;
+use parquet::record::Field;
+use std::path::{Path, PathBuf};
+
+/// One profile: its file, its source's name, and how its sample is replayed.
+struct Profile {
+    /// `config/devices/{file}.toml`, `.sample`, `.expected.jsonl`.
+    file: &'static str,
+    /// The source's `name` in the profile.
+    name: &'static str,
+    /// The MQTT topic the sample's payloads stand for (see make_samples.py).
+    topic: Option<&'static str>,
+    /// Event time is the arrival time: replay with --received-at.
+    arrival: bool,
+    /// The sample's bad lines (1-based) and their reject reasons.
+    bad: &'static [(usize, &'static str)],
+}
+
+const PROFILES: [Profile; 6] = [
+    Profile {
+        file: "sound-level-meter",
+        name: "slm-north",
+        topic: None,
+        arrival: false,
+        bad: &[(31, "unmapped"), (62, "unmapped")],
+    },
+    Profile {
+        file: "radar-gun",
+        name: "radar-bowling-end",
+        topic: None,
+        arrival: true,
+        bad: &[(41, "unmapped"), (101, "unmapped")],
+    },
+    Profile {
+        file: "ble-heart-rate",
+        name: "ble-straps",
+        topic: Some("ble/hr/7/C7:1A:2B:3C:4D:5E"),
+        arrival: true,
+        bad: &[(34, "unmapped"), (89, "non_finite")],
+    },
+    Profile {
+        file: "ball-tracker",
+        name: "ball-tracker",
+        topic: None,
+        arrival: false,
+        bad: &[(27, "unmapped"), (59, "unmapped")],
+    },
+    Profile {
+        file: "crowd-counter",
+        name: "crowd-counters",
+        topic: Some("venue/crowd/north-stand"),
+        arrival: false,
+        bad: &[(21, "unmapped"), (67, "unmapped")],
+    },
+    Profile {
+        file: "wearable-hub",
+        name: "wearable-hub",
+        topic: None,
+        arrival: false,
+        bad: &[(38, "unmapped"), (84, "non_finite")],
+    },
+];
+
+/// What `make_samples.py` says the arrival of line 1 is.
+const RECEIVED_AT: &str = "2026-11-29T14:00:00Z";
+/// Tables whose rows must be the same for a sample and its twin.
+const TABLES: [&str; 5] = [
+    "alerts",
+    "windows_wearable",
+    "windows_pitch",
+    "windows_crowd",
+    "raw",
+];
+/// Columns that say when the gateway did something (alert_id does not
+/// depend on them: it is made of the event's time).
+const WALL_CLOCK: [&str; 2] = ["received_at", "detected_at"];
+
+fn devices() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config/devices")
+}
+
+/// A venue config: the test's [venue]/[output] head and the profile's text.
+fn venue(dir: &Path, p: &Profile) -> PathBuf {
+    let text = std::fs::read_to_string(devices().join(format!("{}.toml", p.file))).unwrap();
+    VenueConfig::new(dir).extra(&text).write()
+}
+
+/// `replay --source` of the profile's sample (with its topic and arrival).
+fn replay_sample(cfg: &Path, p: &Profile, input: &Path, out: &Path) -> std::process::Output {
+    let mut c = Replay::new(cfg, input).output(out).command();
+    c.args(["--source", p.name]);
+    if let Some(t) = p.topic {
+        c.args(["--topic", t]);
+    }
+    if p.arrival {
+        c.args(["--received-at", RECEIVED_AT, "--received-step", "1s"]);
+    }
+    succeed(&mut c)
+}
+
+/// A table's rows without the wall-clock columns.
+fn table(out: &Path, t: &str) -> Vec<Row> {
+    let mut rows = rows(out, t);
+    for r in &mut rows {
+        for k in WALL_CLOCK {
+            r.remove(k);
+        }
+    }
+    rows
+}
+
+fn bytes(r: &Row, k: &str) -> Vec<u8> {
+    match &r[k] {
+        Field::Bytes(b) => b.data().to_vec(),
+        f => panic!("{k} is not bytes: {f:?}"),
+    }
+}
+
+#[test]
+fn every_profile_file_is_tested_under_the_name_it_declares() {
+    let mut files: Vec<String> = std::fs::read_dir(devices())
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.strip_suffix(".toml").map(str::to_string)
+        })
+        .collect();
+    files.sort();
+    let mut tested: Vec<&str> = PROFILES.iter().map(|p| p.file).collect();
+    tested.sort();
+    assert_eq!(files, tested, "a profile without a sample test");
+    for p in &PROFILES {
+        let text = std::fs::read_to_string(devices().join(format!("{}.toml", p.file))).unwrap();
+        assert!(
+            text.contains(&format!("name = \"{}\"", p.name)),
+            "{}.toml does not name its source {:?}",
+            p.file,
+            p.name
+        );
+    }
+}
+
+#[test]
+fn every_profile_passes_check_config() {
+    for p in &PROFILES {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = venue(dir.path(), p);
+        let o = succeed(bin().args(["check-config", "--config"]).arg(&cfg));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(p.name), "{}: {out}", p.file);
+    }
+}
+
+#[test]
+fn every_sample_gives_the_tables_of_its_twin_and_rejects_only_its_bad_lines() {
+    for p in &PROFILES {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = venue(dir.path(), p);
+        let sample = devices().join(format!("{}.sample", p.file));
+        let twin = devices().join(format!("{}.expected.jsonl", p.file));
+        let (got, want) = (dir.path().join("sample"), dir.path().join("twin"));
+        replay_sample(&cfg, p, &sample, &got);
+        Replay::new(&cfg, &twin).output(&want).succeed();
+
+        for t in TABLES {
+            let (g, w) = (table(&got, t), table(&want, t));
+            assert_eq!(
+                g.len(),
+                w.len(),
+                "{}: {t} has another number of rows",
+                p.file
+            );
+            for (n, (g, w)) in g.iter().zip(&w).enumerate() {
+                assert_eq!(g, w, "{}: {t} row {n} differs", p.file);
+            }
+        }
+        assert!(!rows(&got, "alerts").is_empty(), "{}: no alert", p.file);
+        let windows = ["windows_wearable", "windows_pitch", "windows_crowd"];
+        assert!(
+            windows.iter().any(|t| !rows(&got, t).is_empty()),
+            "{}: no window closed",
+            p.file
+        );
+        assert!(
+            rows(&want, "rejects").is_empty(),
+            "{}: the twin has rejects",
+            p.file
+        );
+
+        let lines: Vec<Vec<u8>> = std::fs::read(&sample)
+            .unwrap()
+            .split(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        let mut rejects: Vec<(usize, String, Vec<u8>)> = rows(&got, "rejects")
+            .iter()
+            .map(|r| {
+                let detail = s(r, "detail");
+                let line = detail
+                    .strip_prefix("line ")
+                    .and_then(|d| d.split(':').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("{}: detail without a line: {detail}", p.file));
+                (line, s(r, "reason").to_string(), bytes(r, "payload"))
+            })
+            .collect();
+        rejects.sort();
+        let want: Vec<(usize, String, Vec<u8>)> = p
+            .bad
+            .iter()
+            .map(|&(n, why)| (n, why.to_string(), lines[n - 1].clone()))
+            .collect();
+        assert_eq!(rejects, want, "{}: rejects", p.file);
+    }
+}
