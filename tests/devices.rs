@@ -223,3 +223,170 @@ fn every_sample_gives_the_tables_of_its_twin_and_rejects_only_its_bad_lines() {
         assert_eq!(rejects, want, "{}: rejects", p.file);
     }
 }
+
+/// The simulator's first event time in the `--as` tests.
+const SIM_START: &str = "2026-11-29T14:00:00Z";
+
+/// `simulate --seed 7 --start SIM_START --count n [--as profile]` into a file.
+fn simulate(dir: &Path, profile: Option<&str>, count: u32) -> PathBuf {
+    let out = dir.join(format!("sim-{}.txt", profile.unwrap_or("json")));
+    let mut c = bin();
+    c.args(["simulate", "--seed", "7", "--start", SIM_START, "--count"])
+        .arg(count.to_string())
+        .arg("--output")
+        .arg(&out);
+    if let Some(p) = profile {
+        c.args(["--as", p]);
+    }
+    succeed(&mut c);
+    out
+}
+
+#[test]
+fn simulate_as_every_profile_writes_lines_its_profile_accepts_every_one_of() {
+    for p in &PROFILES {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = venue(dir.path(), p);
+        let sim = simulate(dir.path(), Some(p.file), 300);
+        let text = std::fs::read_to_string(&sim).unwrap();
+        assert_eq!(
+            text.lines().count(),
+            300,
+            "{}: --count counts lines",
+            p.file
+        );
+        let out = dir.path().join("out");
+        replay_sample(&cfg, p, &sim, &out);
+        let rejects = rows(&out, "rejects");
+        assert!(
+            rejects.is_empty(),
+            "{}: {} rejects, the first: {}",
+            p.file,
+            rejects.len(),
+            s(&rejects[0], "detail")
+        );
+        assert!(
+            !rows(&out, "raw").is_empty(),
+            "{}: nothing accepted",
+            p.file
+        );
+    }
+}
+
+/// The simulator's §1 events that `--as` renders for profile `p`, in order:
+/// its kind, one device for the one-instrument profiles, and at most one a
+/// second for the sound meter.
+fn rendered_events(p: &Profile, json: &str) -> Vec<serde_json::Value> {
+    let kind = match p.file {
+        "sound-level-meter" | "crowd-counter" => "crowd",
+        "radar-gun" | "ball-tracker" => "pitch",
+        _ => "wearable",
+    };
+    let single = matches!(p.file, "sound-level-meter" | "radar-gun");
+    let mut device: Option<String> = None;
+    let mut last_second: Option<String> = None;
+    let mut out = Vec::new();
+    for line in json.lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        if e["sensor"] != kind {
+            continue;
+        }
+        let id = e["device_id"].as_str().unwrap().to_string();
+        if single && device.as_ref().is_some_and(|d| *d != id) {
+            continue;
+        }
+        device.get_or_insert(id);
+        if p.file == "sound-level-meter" {
+            let second = e["event_time"].as_str().unwrap()[..19].to_string();
+            if last_second.as_ref() == Some(&second) {
+                continue;
+            }
+            last_second = Some(second);
+        }
+        out.push(e);
+    }
+    out
+}
+
+/// The metrics a profile carries and how near their device form is to the
+/// simulator's value (half the last digit the device prints).
+fn tolerances(file: &str) -> &'static [(&'static str, f64)] {
+    match file {
+        "sound-level-meter" => &[("decibels", 0.05)],
+        "radar-gun" => &[("ball_speed", 0.05 * 1.609344)],
+        "ble-heart-rate" => &[("heart_rate", 0.5)],
+        "ball-tracker" => &[
+            ("ball_speed", 0.05),
+            ("spin_rate", 0.5),
+            ("impact_x", 0.005),
+            ("impact_y", 0.005),
+        ],
+        "crowd-counter" => &[("density", 0.0)],
+        _ => &[
+            ("heart_rate", 0.0),
+            ("acceleration", 0.0),
+            ("running_dist", 0.0),
+        ],
+    }
+}
+
+#[test]
+fn tap_of_simulate_as_shows_the_simulators_values_within_the_devices_rounding() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = std::fs::read_to_string(simulate(dir.path(), None, 30_000)).unwrap();
+    for p in &PROFILES {
+        let cfg = venue(dir.path(), p);
+        let sim = simulate(dir.path(), Some(p.file), 300);
+        let mut c = bin();
+        c.args(["tap", "--config"])
+            .arg(&cfg)
+            .args(["--source", p.name, "--input"])
+            .arg(&sim);
+        if let Some(t) = p.topic {
+            c.args(["--topic", t]);
+        }
+        let o = succeed(&mut c);
+        let got: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|l| l.get("event").cloned())
+            .collect();
+        let want = rendered_events(p, &json);
+        assert!(
+            got.len() >= 299 && want.len() >= got.len(),
+            "{}: {} events",
+            p.file,
+            got.len()
+        );
+        for (n, (g, w)) in got.iter().zip(&want).enumerate() {
+            for (metric, tol) in tolerances(p.file) {
+                let (g, w) = (g[metric].as_f64().unwrap(), w[metric].as_f64().unwrap());
+                assert!(
+                    (g - w).abs() <= tol + 1e-9,
+                    "{} event {n}: {metric} {g} vs {w}",
+                    p.file
+                );
+            }
+            if matches!(p.file, "ball-tracker" | "crowd-counter" | "wearable-hub") {
+                for k in [
+                    "device_id",
+                    "delivery_id",
+                    "zone_id",
+                    "player_id",
+                    "player_name",
+                ] {
+                    assert_eq!(g.get(k), w.get(k), "{} event {n}: {k}", p.file);
+                }
+            }
+            let (gt, wt) = (
+                g["event_time"].as_str().unwrap(),
+                w["event_time"].as_str().unwrap(),
+            );
+            match p.file {
+                "sound-level-meter" => assert_eq!(gt[..19], wt[..19], "{} event {n}", p.file),
+                "radar-gun" | "ble-heart-rate" => {}
+                _ => assert_eq!(gt, wt, "{} event {n}", p.file),
+            }
+        }
+    }
+}
