@@ -390,3 +390,55 @@ fn tap_of_simulate_as_shows_the_simulators_values_within_the_devices_rounding() 
         }
     }
 }
+
+/// A rehearsal over MQTT: `simulate --as` publishes on the device topics of
+/// the BLE and crowd profiles, and a gateway subscribed with those profiles
+/// (their broker swapped for a private mosquitto) accepts every message.
+#[test]
+fn simulate_as_publishes_on_the_device_topics_the_mqtt_profiles_subscribe_to() {
+    use common::broker::{MqttRig, PASSWORD_ENV, USER};
+    use std::time::Duration;
+    for p in PROFILES.iter().filter(|p| p.topic.is_some()) {
+        let Some(rig) = MqttRig::new() else { return };
+        let broker = &rig.broker;
+        let text = std::fs::read_to_string(devices().join(format!("{}.toml", p.file))).unwrap();
+        let text = text.replace(
+            "host = \"10.0.0.5\"\nport = 1883\n",
+            &broker.login(broker.port),
+        );
+        let cfg = VenueConfig::fast(rig.dir.path(), rig.metrics)
+            .extra(&text)
+            .write();
+        let gw = rig.start(&cfg);
+        gw.log.wait_for("Subscribed.", 1, Duration::from_secs(15));
+        succeed(
+            bin()
+                .args(["simulate", "--as", p.file, "--count", "120", "--seed", "7"])
+                .args(["--mqtt-host", "127.0.0.1", "--mqtt-port"])
+                .arg(broker.port.to_string())
+                .args([
+                    "--mqtt-username",
+                    USER,
+                    "--mqtt-password-env",
+                    PASSWORD_ENV.0,
+                ])
+                .env(PASSWORD_ENV.0, PASSWORD_ENV.1),
+        );
+        gw.wait_metric("pitchside_input_rows_total", 120.0, Duration::from_secs(15));
+        gw.stop();
+        let store = rig.store();
+        assert!(rows(&store, "rejects").is_empty(), "{}: rejects", p.file);
+        let raw = rows(&store, "raw");
+        assert!(raw.len() >= 120, "{}: {} readings", p.file, raw.len());
+        let want = if p.file == "ble-heart-rate" {
+            "C7:1A:2B:3C:"
+        } else {
+            "mic-"
+        };
+        assert!(
+            raw.iter().all(|r| s(r, "device_id").starts_with(want)),
+            "{}: the device id comes from the topic or the tags",
+            p.file
+        );
+    }
+}
