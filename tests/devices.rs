@@ -442,3 +442,54 @@ fn simulate_as_publishes_on_the_device_topics_the_mqtt_profiles_subscribe_to() {
         );
     }
 }
+
+/// A rehearsal over a serial line: `simulate --as` writes to one end of a
+/// pseudo-terminal pair, a gateway with the profile (its path swapped for
+/// the other end) reads every line.
+#[test]
+fn simulate_as_writes_to_a_serial_port_that_the_serial_profiles_read() {
+    use common::serial::Pty;
+    use common::services::{free_port, have, Gateway};
+    use std::time::Duration;
+    if !have(&["socat"]) {
+        return;
+    }
+    for p in PROFILES.iter().filter(|p| p.topic.is_none()) {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("ttyA"), dir.path().join("ttyB"));
+        let pair = Pty::pair(&a, &b);
+        let text = std::fs::read_to_string(devices().join(format!("{}.toml", p.file))).unwrap();
+        let text: String = text
+            .lines()
+            .map(|l| match l.starts_with("path = ") {
+                true => format!("path = \"{}\"\n", b.display()),
+                false => format!("{l}\n"),
+            })
+            .collect();
+        let port = free_port();
+        let cfg = VenueConfig::fast(dir.path(), port).extra(&text).write();
+        let gw = Gateway::start(&cfg, port, &[]);
+        gw.log
+            .wait_for("Serial port opened.", 1, Duration::from_secs(15));
+        succeed(
+            bin()
+                .args(["simulate", "--as", p.file, "--count", "100", "--seed", "7"])
+                .arg("--serial")
+                .arg(&a),
+        );
+        let events = if p.file == "ball-tracker" {
+            99.0
+        } else {
+            100.0
+        };
+        gw.wait_metric(
+            "pitchside_input_rows_total",
+            events,
+            Duration::from_secs(15),
+        );
+        gw.stop();
+        drop(pair);
+        let rejects = rows(&dir.path().join("store"), "rejects");
+        assert!(rejects.is_empty(), "{}: {} rejects", p.file, rejects.len());
+    }
+}
