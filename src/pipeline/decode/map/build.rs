@@ -195,7 +195,7 @@ impl Decoder {
             let looked: Vec<String> = map
                 .metrics
                 .iter()
-                .map(|m| format!("{} ({})", m.name, describe(&m.from)))
+                .map(|m| What(&m.name, &m.from).to_string())
                 .collect();
             return Err(Reject::new(
                 RejectReason::NoMetrics,
