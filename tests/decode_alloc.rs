@@ -1,6 +1,8 @@
-//! The decoder's unknown-field accounting costs no allocation in steady state:
-//! counted with a counting global allocator, not asserted in a comment.
+//! The decoder's unknown-field accounting, and resolving a JSON Pointer on a
+//! parsed document, cost no allocation in steady state: counted with a
+//! counting global allocator, not asserted in a comment.
 
+use pitchside::pipeline::decode::json::{parse_root, JsonValue, Pointer};
 use pitchside::pipeline::decode::unknown::UnknownFields;
 use pitchside::pipeline::decode::{Decoded, Decoder};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -66,4 +68,28 @@ fn a_known_unknown_field_costs_no_allocation_beyond_a_plain_event() {
         "the field scan allocates nothing"
     );
     assert_eq!(u.iter().next().map(|(_, _, n)| n), Some(2));
+}
+
+#[test]
+fn resolving_nested_pointers_allocates_nothing() {
+    // The skipped members have escapes: passing over them copies nothing.
+    let doc = r#"{"id":"C7:1A:9F","note":"a\"b","hr":{"src":"strap\u00e9","bpm":151},
+        "readings":[{"tag":"x\ny","v":1.5}]}"#;
+    let root = parse_root(doc).unwrap();
+    let bpm = Pointer::parse("/hr/bpm").unwrap();
+    let v = Pointer::parse("/readings/0/v").unwrap();
+    let missing = Pointer::parse("/hr/nope").unwrap();
+    let mut found = Vec::with_capacity(3);
+    let n = allocations(|| {
+        found.push(bpm.resolve(&root));
+        found.push(v.resolve(&root));
+        found.push(missing.resolve(&root));
+    });
+    assert_eq!(n, 0, "resolving allocated");
+    assert_eq!(found[0], Ok(Some(JsonValue::Num("151"))));
+    assert_eq!(found[1], Ok(Some(JsonValue::Num("1.5"))));
+    assert_eq!(found[2], Ok(None));
+    // The counter does see the one case that must copy: an escaped string found.
+    let note = Pointer::parse("/hr/src").unwrap();
+    assert!(allocations(|| found.push(note.resolve(&root))) > 0);
 }

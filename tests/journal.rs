@@ -107,6 +107,7 @@ fn input(i: u32) -> RawInput {
         received_at: i as i64,
         framing_error: (i == 3).then_some(FramingError::TooLarge { len: 9999 }),
         ack: None,
+        mapping: None,
     }
 }
 
@@ -217,6 +218,7 @@ fn an_old_format_journal_is_replayed_at_start_up_and_gone_after_the_next_checkpo
         received_at: now,
         framing_error: None,
         ack: None,
+        mapping: None,
     });
     let folder = journal::dir(&dir.path().join("spool"));
     std::fs::create_dir_all(&folder).unwrap();

@@ -431,3 +431,39 @@ fn sigterm_with_an_idle_mqtt_alert_output_exits_within_3_s() {
     assert!(log.contains("MQTT alert output stopped"), "{log}");
     assert!(!log.contains("alerts unsent"), "{log}");
 }
+
+#[test]
+fn bench_in_every_input_format_decodes_every_event_to_the_same_alerts() {
+    let mut alerts = Vec::new();
+    for format in ["pitchside", "json", "csv", "regex", "logfmt", "influx"] {
+        let out = bin()
+            .args([
+                "bench", "--events", "20000", "--keys", "50", "--format", format,
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{format}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains(&format!("format           {format}")),
+            "{text}"
+        );
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("alerts"))
+            .unwrap()
+            .to_string();
+        alerts.push((format, line));
+    }
+    // The same readings in six formats: the same alerts, and some of them.
+    assert!(alerts.iter().all(|(_, a)| *a == alerts[0].1), "{alerts:?}");
+    assert_ne!(
+        alerts[0].1.split_whitespace().nth(1),
+        Some("0"),
+        "{alerts:?}"
+    );
+}

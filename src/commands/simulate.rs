@@ -6,6 +6,7 @@ use crate::commands::logging::init_logging;
 use crate::commands::shutdown::shutdown_on_signals;
 use crate::config::{self, SimulatorSection};
 use crate::sources::sim_output::SimOutput;
+use crate::sources::sim_profiles::{DeviceProfile, DeviceStream};
 use crate::sources::simulator::Simulator;
 use crate::util::time::{now_micros, parse_rfc3339};
 use anyhow::Context as _;
@@ -23,9 +24,14 @@ pub struct SimulateArgs {
     /// Events per second (event-time spacing, and pace with --realtime).
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Stop after this many events (default: run until stopped, in real time).
+    /// Stop after this many lines (default: run until stopped, in real time).
     #[arg(long)]
     pub count: Option<u64>,
+    /// Write only the events of one device profile (config/devices/), in
+    /// that device's bytes: sound-level-meter, radar-gun, ble-heart-rate,
+    /// ball-tracker, crowd-counter or wearable-hub.
+    #[arg(long = "as", value_name = "PROFILE")]
+    pub as_profile: Option<String>,
     /// Event time of the first event, RFC 3339 (default: now).
     #[arg(long)]
     pub start: Option<String>,
@@ -53,7 +59,9 @@ pub struct SimulateArgs {
     /// MQTT port (default 1883, 8883 with --mqtt-ca).
     #[arg(long)]
     pub mqtt_port: Option<u16>,
-    /// MQTT topic prefix.
+    /// MQTT topic prefix (with --as: the ble-heart-rate and crowd-counter
+    /// profiles publish on their devices' own topics, the others on
+    /// {prefix}/{profile}).
     #[arg(long, default_value = "pitchside/sensors")]
     pub mqtt_topic_prefix: String,
     /// MQTT user name.
@@ -75,7 +83,22 @@ pub async fn execute(a: SimulateArgs) -> anyhow::Result<()> {
         Some(s) => parse_rfc3339(s).map_err(|e| anyhow::anyhow!("--start {s:?}: {e}"))?,
         None => now_micros(),
     };
-    let sim = Simulator::new(&sim_cfg, start);
+    let profile = match &a.as_profile {
+        Some(name) => Some(DeviceProfile::parse(name).with_context(|| {
+            format!(
+                "--as {name:?} is not a device profile; the profiles are: {}",
+                DeviceProfile::NAMES.join(", ")
+            )
+        })?),
+        None => None,
+    };
+    let sim = DeviceStream::new(Simulator::new(&sim_cfg, start), profile).with_context(|| {
+        format!(
+            "--as {}: the simulator makes no {} events (see [sources.simulator] of --config)",
+            a.as_profile.as_deref().unwrap_or(""),
+            profile.map_or("", |p| p.sensor().as_str())
+        )
+    })?;
     if a.serial.is_some() || a.mqtt_host.is_some() {
         return to_device(&a, sim, start).await;
     }
@@ -109,7 +132,7 @@ fn simulator_section(a: &SimulateArgs) -> anyhow::Result<SimulatorSection> {
 }
 
 /// Lines to `--output` or stdout; a closed stdout (`| head`) ends quietly.
-async fn to_file(a: &SimulateArgs, mut sim: Simulator, start: i64) -> anyhow::Result<()> {
+async fn to_file(a: &SimulateArgs, mut sim: DeviceStream, start: i64) -> anyhow::Result<()> {
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
@@ -124,8 +147,8 @@ async fn to_file(a: &SimulateArgs, mut sim: Simulator, start: i64) -> anyhow::Re
             }
             tokio::time::sleep(wait).await;
         }
-        let (line, _) = sim.next_line();
-        if !still_open(writeln!(out, "{line}"))? {
+        let line = sim.next_line();
+        if !still_open(writeln!(out, "{}", line.text))? {
             return Ok(());
         }
         pace.sent += 1;
@@ -135,7 +158,7 @@ async fn to_file(a: &SimulateArgs, mut sim: Simulator, start: i64) -> anyhow::Re
 }
 
 /// `simulate --serial` / `--mqtt-host`: the same stream, to a device or broker.
-async fn to_device(a: &SimulateArgs, mut sim: Simulator, start: i64) -> anyhow::Result<()> {
+async fn to_device(a: &SimulateArgs, mut sim: DeviceStream, start: i64) -> anyhow::Result<()> {
     init_logging(None);
     let mut out = match (&a.serial, &a.mqtt_host) {
         (Some(path), _) => SimOutput::serial(path, a.baud)?,
@@ -147,8 +170,12 @@ async fn to_device(a: &SimulateArgs, mut sim: Simulator, start: i64) -> anyhow::
         if let Some(wait) = pace.wait_for(sim.next_time()) {
             tokio::time::sleep(wait).await;
         }
-        let (line, _) = sim.next_line();
-        out.send(&line).await?;
+        let line = sim.next_line();
+        let topic = line.topic.or_else(|| {
+            let p = a.as_profile.as_deref()?;
+            Some(format!("{}/{p}", a.mqtt_topic_prefix))
+        });
+        out.send_on(topic.as_deref(), &line.text).await?;
         pace.sent += 1;
     }
     let acked = out.finish().await?;
@@ -208,7 +235,8 @@ impl Pace {
     }
 
     /// How long to wait before the event at `event_time`; `None`: now.
-    fn wait_for(&self, event_time: i64) -> Option<Duration> {
+    fn wait_for(&self, event_time: Option<i64>) -> Option<Duration> {
+        let event_time = event_time?;
         let due = self.wall0 + (event_time - self.start);
         let now = now_micros();
         (self.realtime && due > now).then(|| Duration::from_micros((due - now) as u64))

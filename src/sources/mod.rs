@@ -5,6 +5,7 @@ pub mod handover;
 pub mod mqtt;
 pub mod serial;
 pub mod sim_output;
+pub mod sim_profiles;
 pub mod simulator;
 pub mod stats;
 

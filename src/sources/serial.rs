@@ -256,6 +256,7 @@ mod tests {
             parity: Parity::None,
             stop_bits: StopBits::One,
             sensor: None,
+            mapping: None,
             max_line: 64,
             max_held: 2,
         };

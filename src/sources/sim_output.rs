@@ -140,6 +140,12 @@ impl SimOutput {
 
     /// Sends one event line (waits when the client's queue is full).
     pub async fn send(&mut self, line: &str) -> Result<(), SimOutputError> {
+        self.send_on(None, line).await
+    }
+
+    /// Sends one line; to a broker on `topic`, or (`None`) on the §1 line's
+    /// `{prefix}/{sensor}/{device_id}`.
+    pub async fn send_on(&mut self, topic: Option<&str>, line: &str) -> Result<(), SimOutputError> {
         match self {
             SimOutput::Serial { path, port } => {
                 let mut buf = Vec::with_capacity(line.len() + 1);
@@ -158,7 +164,7 @@ impl SimOutput {
                 sent,
                 ..
             } => {
-                let topic = topic_for(prefix, line);
+                let topic = topic.map_or_else(|| topic_for(prefix, line), str::to_string);
                 client
                     .publish(topic, QoS::AtLeastOnce, false, line.as_bytes().to_vec())
                     .await?;

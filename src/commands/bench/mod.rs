@@ -2,6 +2,7 @@
 //! real replay path (decode, detect, windows, Parquet, spool, local store),
 //! and reports events/s, peak RSS and detector state size.
 
+mod formats;
 pub mod mqtt;
 
 use crate::commands::console::emit;
@@ -31,6 +32,10 @@ pub struct BenchArgs {
     /// Keep the generated input and output in this folder instead of a temporary one.
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
+    /// Input format: pitchside (SPEC §1 JSON), or a device format decoded
+    /// through a map (SPEC §9): json, csv, regex, logfmt, influx.
+    #[arg(long, default_value = "pitchside", value_parser = formats::FORMATS)]
+    pub format: String,
 }
 
 /// Benchmark results.
@@ -58,6 +63,7 @@ impl fmt::Display for BenchReport {
             "input            {:.1} MiB",
             self.input_bytes as f64 / 1048576.0
         )?;
+        writeln!(f, "format           {}", a.format)?;
         writeln!(f, "raw table        {}", if a.raw { "on" } else { "off" })?;
         writeln!(
             f,
@@ -140,35 +146,39 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let mut rng = Rng::new(7);
     let t0: i64 = 1_764_444_600_000_000;
     let mut bytes = 0u64;
+    let mut line = String::new();
     for i in 0..a.events {
         let dev = if a.churn { i } else { i % a.keys.max(1) };
         let mut v = 20.0 + rng.normal();
         if rng.uniform() < 0.001 {
             v += 8.0;
         }
-        let line = format!(
-            "{{\"sensor\":\"generic\",\"device_id\":\"dev-{dev}\",\"event_time\":{},\"match_id\":1,\"metric\":\"temp\",\"value\":{v:.4}}}\n",
-            (t0 + i as i64 * 1000) / 1000
-        );
+        line.clear();
+        formats::line(&a.format, &mut line, dev, (t0 + i as i64 * 1000) / 1000, v);
         bytes += line.len() as u64;
         w.write_all(line.as_bytes())?;
     }
     w.flush()?;
     drop(w);
+    let source = formats::source(&a.format);
     let text = format!(
-        "[venue]\nid = \"bench\"\ngateway_id = \"gw-bench\"\n[detector]\nmax_keys = {}\n[output]\nstore = \"file://{}\"\nspool_dir = \"{}\"\nraw = {}\n[metrics]\nlisten = \"\"\n",
+        "[venue]\nid = \"bench\"\ngateway_id = \"gw-bench\"\n[detector]\nmax_keys = {}\n[output]\nstore = \"file://{}\"\nspool_dir = \"{}\"\nraw = {}\n[metrics]\nlisten = \"\"\n{}",
         a.max_keys,
         dir.join("store").display(),
         dir.join("spool").display(),
-        a.raw
+        a.raw,
+        source.as_deref().unwrap_or("")
     );
     let cfg = config::parse(&text, "bench")?.validate()?;
+    let line_format = crate::commands::replay::LineFormat {
+        mapping: source.map(|_| ("bench".to_string(), None)),
+        ..Default::default()
+    };
     let out = dir.join("out");
     let _ = std::fs::remove_dir_all(&out);
     let rss_before = rss_kib("VmRSS:");
     let started = std::time::Instant::now();
-    let summary =
-        crate::commands::replay::replay(&cfg, &input, Some(&out), Default::default()).await?;
+    let summary = crate::commands::replay::replay(&cfg, &input, Some(&out), line_format).await?;
     let seconds = started.elapsed().as_secs_f64();
     let report = BenchReport {
         args: a.clone(),

@@ -8,12 +8,13 @@
 //! [`EXIT_NOTHING_ACCEPTED`]: a wrong `--sensor` or a file of another format
 //! must not look like success to a script.
 
+mod format;
 mod summary;
 
 use crate::commands::console::emit;
 use crate::commands::logging::init_logging;
 use crate::config::{self, Config};
-use crate::model::{RejectReason, SensorKind};
+use crate::model::RejectReason;
 use crate::pipeline::Pipeline;
 use crate::sinks::spool::{max_seq_in_folder, Spool, SpooledFile};
 use crate::sinks::store::Store;
@@ -24,13 +25,13 @@ use crate::sources::framing::{Line, LineFramer};
 use crate::tables::TableBuffer;
 use crate::telemetry::ProgressTracker;
 use crate::util::time::now_micros;
-use anyhow::Context as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use format::LineFormat;
 pub use summary::{NothingAccepted, ReplaySummary, EXIT_NOTHING_ACCEPTED};
 
 /// Options of `pitchside replay`.
@@ -63,55 +64,6 @@ pub struct ReplayArgs {
     /// With --received-at: the time between lines (default "1s").
     #[arg(long, requires = "received_at", default_value = "1s")]
     pub received_step: String,
-}
-
-/// How a replay decodes its lines.
-#[derive(Debug, Clone, Default)]
-pub struct LineFormat {
-    /// The sensor kind for lines without one (`--sensor`, or the source's).
-    pub sensor: Option<SensorKind>,
-    /// The device format: the mapped source's name, and the topic.
-    pub mapping: Option<(String, Option<String>)>,
-    /// `--received-at` and `--received-step`, µs.
-    pub arrival: Option<(i64, i64)>,
-}
-
-impl LineFormat {
-    /// From the command line: `--sensor`, or `--source` (and `--topic`).
-    pub fn from_args(args: &ReplayArgs, cfg: &Config) -> anyhow::Result<LineFormat> {
-        let mut f = LineFormat::default();
-        if let Some(s) = &args.sensor {
-            f.sensor = Some(SensorKind::parse(s).with_context(|| {
-                format!("--sensor {s:?} must be wearable, pitch, crowd or generic")
-            })?);
-        }
-        if let Some(name) = &args.source {
-            let src = cfg.inputs.get(name).with_context(|| {
-                format!(
-                    "--source {name:?} is not a source of the config; the sources are: {}",
-                    cfg.inputs.names()
-                )
-            })?;
-            if f.sensor.is_some() && src.format.is_some() {
-                anyhow::bail!(
-                    "--sensor does not apply to --source {name:?}: its map says the kind"
-                );
-            }
-            f.sensor = f.sensor.or(src.sensor);
-            f.mapping = src
-                .format
-                .as_ref()
-                .map(|m| (m.name.to_string(), args.topic.clone()));
-        }
-        if let Some(t) = &args.received_at {
-            let start = crate::util::time::parse_rfc3339(t)
-                .map_err(|why| anyhow::anyhow!("--received-at {t:?} is not RFC 3339: {why}"))?;
-            let step = crate::util::units::parse_duration(&args.received_step)
-                .map_err(|why| anyhow::anyhow!("--received-step: {why}"))?;
-            f.arrival = Some((start, step));
-        }
-        Ok(f)
-    }
 }
 
 /// Replays `--input` and prints the summary; fails with [`NothingAccepted`]

@@ -38,7 +38,7 @@ pub enum Ty {
 }
 
 /// One key of a section.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Key {
     /// The key's name within its section.
     pub name: &'static str,
@@ -64,6 +64,24 @@ pub const fn req(name: &'static str, ty: Ty) -> Key {
         ty,
         required: true,
     }
+}
+
+/// The keys `a` then `b` as one list of `N` keys, for sections that share
+/// a group of keys; `N` must be their total (checked when compiling).
+pub const fn join<const N: usize>(a: &[Key], b: &[Key]) -> [Key; N] {
+    assert!(a.len() + b.len() == N, "join: N is not the number of keys");
+    let mut out = [k("", Ty::Text); N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[i + j] = b[j];
+        j += 1;
+    }
+    out
 }
 
 /// A `u8`.

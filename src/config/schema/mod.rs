@@ -98,6 +98,20 @@ fn check_value(
         (Ty::Bool, _) => Err(format!(
             "must be true or false (without quotes), but it is {got}"
         )),
+        _ => check_section(full, ty, value, &got, out),
+    }
+}
+
+/// Checks a value made of parts (a section, a list, a map entry, named
+/// entries) or a fixed value of any plain type; nested problems go to `out`.
+fn check_section(
+    full: &str,
+    ty: Ty,
+    value: &mut Value,
+    got: &str,
+    out: &mut Vec<String>,
+) -> Result<(), String> {
+    match (ty, value) {
         (Ty::Table(keys), Value::Table(t)) => {
             walk(full, t, keys, out);
             Ok(())
@@ -140,6 +154,8 @@ fn check_value(
         (Ty::Named(_), _) => Err(format!(
             "must be a section of named entries, but it is {got}; write [{full}] on a line of its own"
         )),
+        // The plain types are checked by `check_value` before it calls here.
+        (ty, _) => Err(format!("is {got}, not a {ty:?}")),
     }
 }
 

@@ -132,6 +132,17 @@ pub(super) const ENTRY_KEYS: &[Key] = &[
 
 const ENTRY: Ty = Ty::TextOrTable(ENTRY_KEYS);
 
+/// The keys every input source has (listed in each source's keys).
+pub(super) const INPUT_KEYS: &[Key] = &[
+    k("name", Ty::Text),
+    k("format", Ty::Text),
+    k("pattern", Ty::Text),
+    k("columns", Ty::TextList),
+    k("header", Ty::Bool),
+    k("delimiter", Ty::Text),
+    k("map", Ty::Table(MAP_KEYS)),
+];
+
 /// The keys of `[….map]`.
 pub(super) const MAP_KEYS: &[Key] = &[
     k("sensor", ENTRY),

@@ -1,9 +1,9 @@
 //! `[[sources.mqtt]]`: one broker connection with its subscriptions.
 
-use super::input::{InputSection, MAP_KEYS};
+use super::input::{InputSection, INPUT_KEYS};
 use crate::config::broker::{self, topic_ok, MqttBroker};
 use crate::config::error::Problems;
-use crate::config::schema::keys::{k, req, Key, Ty, U32};
+use crate::config::schema::keys::{join, k, req, Key, Ty, U32};
 use serde::{Deserialize, Serialize};
 
 /// `[[sources.mqtt]]`: one broker connection with its subscriptions.
@@ -55,17 +55,10 @@ pub(super) const KEYS: &[Key] = &[
     req("broker", Ty::Table(broker::KEYS)),
     req(
         "subscriptions",
-        Ty::Tables(&[
-            req("topic", Ty::Text),
-            k("sensor", Ty::Text),
-            k("name", Ty::Text),
-            k("format", Ty::Text),
-            k("pattern", Ty::Text),
-            k("columns", Ty::TextList),
-            k("header", Ty::Bool),
-            k("delimiter", Ty::Text),
-            k("map", Ty::Table(MAP_KEYS)),
-        ]),
+        Ty::Tables(&join::<9>(
+            &[req("topic", Ty::Text), k("sensor", Ty::Text)],
+            INPUT_KEYS,
+        )),
     ),
     k("max_held", U32),
 ];

@@ -1,8 +1,8 @@
 //! `[[sources.serial]]`: one serial port, one input per line.
 
-use super::input::{InputSection, MAP_KEYS};
+use super::input::{InputSection, INPUT_KEYS};
 use crate::config::error::Problems;
-use crate::config::schema::keys::{k, req, Key, Ty, U32, U8};
+use crate::config::schema::keys::{join, k, req, Key, Ty, U32, U8};
 use serde::{Deserialize, Serialize};
 
 /// `[[sources.serial]]`: one serial port, one input per line. Unknown keys
@@ -67,7 +67,9 @@ fn default_max_held() -> u32 {
 }
 
 /// The keys of one `[[sources.serial]]`.
-pub(super) const KEYS: &[Key] = &[
+pub(super) const KEYS: &[Key] = &join::<15>(OWN_KEYS, INPUT_KEYS);
+
+const OWN_KEYS: &[Key] = &[
     req("path", Ty::Text),
     k("baud", U32),
     k("data_bits", U8),
@@ -76,13 +78,6 @@ pub(super) const KEYS: &[Key] = &[
     k("sensor", Ty::Text),
     k("max_line_bytes", U32),
     k("max_held", U32),
-    k("name", Ty::Text),
-    k("format", Ty::Text),
-    k("pattern", Ty::Text),
-    k("columns", Ty::TextList),
-    k("header", Ty::Bool),
-    k("delimiter", Ty::Text),
-    k("map", Ty::Table(MAP_KEYS)),
 ];
 
 impl SerialSection {

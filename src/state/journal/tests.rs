@@ -109,3 +109,42 @@ fn a_damaged_header_ends_that_files_replay_like_a_torn_record() {
     assert!(all[0].contains("TooLarge"));
     assert_eq!(next, 5);
 }
+
+#[test]
+fn the_mapping_of_an_input_comes_back_and_version_1_files_still_replay() {
+    use crate::util::codec::Enc;
+    let dir = tempfile::tempdir().unwrap();
+    let mut mapped = input(0);
+    mapped.mapping = Some("slm-north".into());
+    let mut j = Journal::open(dir.path(), 1).unwrap();
+    j.append(&mapped).unwrap();
+    j.append(&input(1)).unwrap();
+    j.sync().unwrap();
+    // Generation 0 as a build before device formats wrote it: version 1,
+    // records without the mapping.
+    let mut old = Vec::new();
+    crate::state::frame::put_header(&mut old, format::MAGIC, 1);
+    for i in 2..4 {
+        let mut e = Enc(Vec::new());
+        let r = input(i);
+        e.str(&r.source);
+        e.u8(255);
+        e.i64(r.received_at);
+        e.u8(0);
+        e.bytes(&r.payload);
+        crate::state::frame::CURRENT.put(&mut old, &e.0);
+    }
+    fs::write(file_of(dir.path(), 0), &old).unwrap();
+    let mut got = Vec::new();
+    replay(dir.path(), 0, |r| {
+        got.push((String::from_utf8_lossy(&r.payload).into_owned(), r.mapping))
+    })
+    .unwrap();
+    let want: Vec<(String, Option<crate::model::SourceName>)> = vec![
+        ("line 2".into(), None),
+        ("line 3".into(), None),
+        ("line 0".into(), Some("slm-north".into())),
+        ("line 1".into(), None),
+    ];
+    assert_eq!(got, want);
+}

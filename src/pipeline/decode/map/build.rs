@@ -9,6 +9,7 @@ use crate::model::{Event, Identity, Micros, Reject, RejectReason, SensorKind};
 use crate::pipeline::decode::validate::{check_id, check_metric_name, check_player_name};
 use crate::pipeline::decode::Decoder;
 use std::borrow::Cow;
+use std::fmt;
 
 /// What an entry is looked up in besides the record.
 pub struct Context<'a> {
@@ -59,11 +60,25 @@ fn value<'a>(
 }
 
 /// What an entry is, for details: `field /hr/bpm`, `topic level 2`.
-fn describe(entry: &Entry) -> String {
-    match entry {
-        Entry::Field(f) => format!("{} {}", f.noun, f.text),
-        Entry::TopicLevel(n) => format!("topic level {n}"),
-        Entry::Value(_) => "the fixed value".into(),
+/// Written only when a detail is (the hot path formats nothing).
+struct Describe<'a>(&'a Entry);
+
+impl fmt::Display for Describe<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Entry::Field(r) => write!(f, "{} {}", r.noun, r.text),
+            Entry::TopicLevel(n) => write!(f, "topic level {n}"),
+            Entry::Value(_) => f.write_str("the fixed value"),
+        }
+    }
+}
+
+/// A mapped part and where it comes from, for details: `heart_rate (field /hr/bpm)`.
+struct What<'a>(&'a str, &'a Entry);
+
+impl fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.0, Describe(self.1))
     }
 }
 
@@ -75,7 +90,7 @@ fn required<'a>(
     what: &str,
 ) -> Result<Value<'a>, Reject> {
     value(entry, record, cx)?
-        .ok_or_else(|| unmapped(format!("{what}: {} is missing", describe(entry))))
+        .ok_or_else(|| unmapped(format!("{what}: {} is missing", Describe(entry))))
 }
 
 impl Decoder {
@@ -88,17 +103,17 @@ impl Decoder {
         out: &mut Vec<Event>,
     ) -> Result<(), Reject> {
         let sensor = sensor(map, record, cx)?;
-        let what = |e: &Entry| format!("device_id ({})", describe(e));
+
         let device_id = convert::text(
             required(&map.device_id, record, cx, "device_id")?,
-            &what(&map.device_id),
+            &What("device_id", &map.device_id),
         )?;
         check_id(&device_id, "device_id")?;
         let event_time = match &map.event_time {
             TimeFrom::Arrival => cx.received_at,
             TimeFrom::Entry(e, format) => {
                 let v = required(e, record, cx, "event_time")?;
-                convert::time(v, format, &format!("event_time ({})", describe(e)))?
+                convert::time(v, format, &What("event_time", e))?
             }
         };
         self.check_plausible(event_time, cx.clock)?;
@@ -141,7 +156,7 @@ impl Decoder {
             let Some(v) = value(&m.from, record, cx)? else {
                 continue;
             };
-            let what = format!("{} ({})", m.name, describe(&m.from));
+            let what = What(&m.name, &m.from);
             let x = convert::number(v, &what)? * m.scale + m.offset;
             if !x.is_finite() {
                 return Err(Reject::new(
@@ -175,12 +190,18 @@ impl Decoder {
             out.push(base);
         }
         if out.len() == start {
-            let names: Vec<&str> = map.metrics.iter().map(|m| m.name.as_str()).collect();
+            // Say where each metric was looked for, as `tap` shows the operator
+            // (SPEC §9: a detail naming what was missing); §1's reason stays.
+            let looked: Vec<String> = map
+                .metrics
+                .iter()
+                .map(|m| What(&m.name, &m.from).to_string())
+                .collect();
             return Err(Reject::new(
                 RejectReason::NoMetrics,
                 format!(
-                    "none of the mapped metrics is present ({})",
-                    names.join(", ")
+                    "none of the mapped metrics is present: {} missing",
+                    looked.join(", ")
                 ),
             ));
         }
@@ -194,7 +215,10 @@ fn sensor(map: &FieldMap, record: &Record<'_, '_>, cx: &Context<'_>) -> Result<S
         SensorFrom::Fixed(k) => return Ok(*k),
         SensorFrom::Entry(e, own) => (e, *own),
     };
-    let t = convert::text(required(entry, record, cx, "sensor")?, "sensor")?;
+    let t = convert::text(
+        required(entry, record, cx, "sensor")?,
+        &What("sensor", entry),
+    )?;
     let kind = SensorKind::parse(t.trim()).ok_or_else(|| {
         Reject::new(
             RejectReason::UnknownSensor,
@@ -233,7 +257,7 @@ impl Ids {
         let Some(v) = value(entry, record, cx)? else {
             return Ok(());
         };
-        let what = format!("{name} ({})", describe(entry));
+        let what = What(name, entry);
         match field {
             IdentityField::MatchId => self.match_id = convert::int(v, &what)?,
             IdentityField::EventId => self.event_id = Some(convert::int(v, &what)?),

@@ -9,6 +9,7 @@ use crate::config::sources::format::{TimeFormat, EPOCH_NS};
 use crate::model::{Micros, Reject, RejectReason};
 use crate::util::time::parse_rfc3339;
 use std::borrow::Cow;
+use std::fmt::Display;
 
 fn unmapped(detail: String) -> Reject {
     Reject::new(RejectReason::Unmapped, detail)
@@ -16,7 +17,7 @@ fn unmapped(detail: String) -> Reject {
 
 /// Text (an id, a name, a sensor kind): strings as they are, numbers as
 /// written.
-pub fn text<'a>(v: Value<'a>, what: &str) -> Result<Cow<'a, str>, Reject> {
+pub fn text<'a>(v: Value<'a>, what: &dyn Display) -> Result<Cow<'a, str>, Reject> {
     match v {
         Value::Text(t) => Ok(t),
         Value::NumText(t) => Ok(Cow::Borrowed(t)),
@@ -26,7 +27,7 @@ pub fn text<'a>(v: Value<'a>, what: &str) -> Result<Cow<'a, str>, Reject> {
 }
 
 /// A whole number.
-pub fn int(v: Value<'_>, what: &str) -> Result<i64, Reject> {
+pub fn int(v: Value<'_>, what: &dyn Display) -> Result<i64, Reject> {
     let t = match v {
         Value::Int(i) => return Ok(i),
         Value::Num(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => return Ok(f as i64),
@@ -45,7 +46,7 @@ pub fn int(v: Value<'_>, what: &str) -> Result<i64, Reject> {
 
 /// A finite number. NaN and infinities are `non_finite`, numbers beyond a
 /// 64-bit float `out_of_range`, as in SPEC §1.
-pub fn number(v: Value<'_>, what: &str) -> Result<f64, Reject> {
+pub fn number(v: Value<'_>, what: &dyn Display) -> Result<f64, Reject> {
     let (x, t) = match v {
         Value::Num(f) => (f, None),
         Value::Int(i) => (i as f64, None),
@@ -94,7 +95,7 @@ fn invalid_time(detail: String) -> Reject {
 }
 
 /// An event time in `format`.
-pub fn time(v: Value<'_>, format: &TimeFormat, what: &str) -> Result<Micros, Reject> {
+pub fn time(v: Value<'_>, format: &TimeFormat, what: &dyn Display) -> Result<Micros, Reject> {
     match format {
         TimeFormat::Default => match v {
             Value::Text(t) => rfc3339(&t, what),
@@ -121,14 +122,14 @@ pub fn time(v: Value<'_>, format: &TimeFormat, what: &str) -> Result<Micros, Rej
     }
 }
 
-fn rfc3339(t: &str, what: &str) -> Result<Micros, Reject> {
+fn rfc3339(t: &str, what: &dyn Display) -> Result<Micros, Reject> {
     parse_rfc3339(t.trim())
         .map_err(|why| invalid_time(format!("{what} {t:?} is not RFC 3339: {why}")))
 }
 
 /// A number of `unit` µs (or ns, [`EPOCH_NS`]) since the epoch; whole or
 /// with a fraction (truncated to µs).
-fn epoch(v: Value<'_>, unit: Micros, name: &str, what: &str) -> Result<Micros, Reject> {
+fn epoch(v: Value<'_>, unit: Micros, name: &str, what: &dyn Display) -> Result<Micros, Reject> {
     let bad = |t: &str| invalid_time(format!("{what} {t:?} is not a time in {name}"));
     let whole = match &v {
         Value::Int(i) => Some(*i),

@@ -192,3 +192,6 @@ fn shorten(s: &str) -> String {
         None => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,4 +1,4 @@
-use super::super::{parse_root, Root};
+use super::super::{parse_root, Root, MAX_DEPTH};
 use super::*;
 use proptest::prelude::*;
 use std::borrow::Cow;

@@ -1,186 +1,25 @@
-//! Checking a source's format and map against each other (SPEC §9): a
-//! capture the pattern does not have, a column not in `columns`, a bad JSON
-//! Pointer, a metric the sensor kind does not know, an entry with two
-//! sources. Every problem names its key. The result is the
-//! [`SourceFormat`] the decoder uses.
+//! A source's map, entry by entry, against its syntax and sensor kind.
 
-use super::format::{
-    Entry, FieldMap, FieldRef, Fixed, IdentityField, MetricEntry, SensorFrom, SourceFormat, Syntax,
-    TimeFormat, TimeFrom, EPOCH_NS,
-};
-use super::input::{EntrySection, EntryTable, InputSection, MapSection};
+use super::{key_path, Source};
 use crate::config::error::Problems;
+use crate::config::sources::format::{
+    Entry, FieldMap, FieldRef, Fixed, IdentityField, MetricEntry, SensorFrom, Syntax, TimeFormat,
+    TimeFrom, EPOCH_NS,
+};
+use crate::config::sources::input::{EntrySection, EntryTable, MapSection};
 use crate::model::SensorKind;
 use crate::util::json_pointer::Pointer;
 use crate::util::strftime::{parse_utc_offset, TimePattern};
-use std::sync::Arc;
-
-/// Longest `pattern` accepted, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 1024;
-/// Most memory a compiled pattern may take (the `regex` crate's size limit).
-pub const MAX_PATTERN_SIZE: usize = 1 << 20;
-
-/// The source being checked.
-pub(super) struct Source<'a> {
-    /// `sources.serial[0]`, `sources.mqtt[1].subscriptions[0]`.
-    pub key: &'a str,
-    /// Its name.
-    pub name: &'a str,
-    /// Its `sensor` key.
-    pub sensor: Option<SensorKind>,
-    /// The topic filter of an MQTT subscription; `None` on serial ports.
-    pub filter: Option<&'a str>,
-}
-
-/// The checked format of `input`; `None` for `pitchside` (SPEC §1).
-pub(super) fn check(
-    input: &InputSection,
-    src: &Source<'_>,
-    p: &mut Problems,
-) -> Option<SourceFormat> {
-    let key = src.key;
-    let format = input.format.as_deref().unwrap_or("pitchside");
-    if format == "pitchside" {
-        for (set, name) in [
-            (input.pattern.is_some(), "pattern"),
-            (input.columns.is_some(), "columns"),
-            (input.header.is_some(), "header"),
-            (input.delimiter.is_some(), "delimiter"),
-            (input.map.is_some(), "map"),
-        ] {
-            p.check(!set, || {
-                format!("{key}.{name}: only for a device format; set {key}.format (json, csv, regex, logfmt or influx) or remove it")
-            });
-        }
-        return None;
-    }
-    let syntax = syntax(format, input, key, p)?;
-    let Some(map) = &input.map else {
-        p.push(format!(
-            "{key}.map: format {format:?} needs a map ([{}.map] with device_id, event_time and metrics)",
-            key_path(key)
-        ));
-        return None;
-    };
-    let map = Mapper {
-        src,
-        syntax: &syntax,
-        p,
-    }
-    .map(map)?;
-    Some(SourceFormat {
-        name: Arc::from(src.name),
-        syntax,
-        map,
-    })
-}
-
-/// `sources.serial[0]` → `sources.serial` (the TOML table path).
-fn key_path(key: &str) -> String {
-    key.split('.')
-        .map(|s| s.split('[').next().unwrap_or(s))
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
-/// The format's syntax, with its own keys checked.
-fn syntax(format: &str, input: &InputSection, key: &str, p: &mut Problems) -> Option<Syntax> {
-    let only = |name: &str, set: bool, for_format: &str, p: &mut Problems| {
-        p.check(!set || format == for_format, || {
-            format!("{key}.{name}: only for format \"{for_format}\", not {format:?}")
-        })
-    };
-    only("pattern", input.pattern.is_some(), "regex", p);
-    only("columns", input.columns.is_some(), "csv", p);
-    only("header", input.header.is_some(), "csv", p);
-    only("delimiter", input.delimiter.is_some(), "csv", p);
-    Some(match format {
-        "json" => Syntax::Json,
-        "logfmt" => Syntax::Logfmt,
-        "influx" => Syntax::Influx,
-        "regex" => Syntax::Regex(regex(input.pattern.as_deref(), key, p)?),
-        "csv" => csv(input, key, p)?,
-        other => {
-            p.push(format!(
-                "{key}.format: {other:?} must be pitchside, json, csv, regex, logfmt or influx"
-            ));
-            return None;
-        }
-    })
-}
-
-fn regex(pattern: Option<&str>, key: &str, p: &mut Problems) -> Option<regex::Regex> {
-    let Some(pattern) = pattern else {
-        p.push(format!("{key}.pattern: format \"regex\" needs a pattern with named captures such as (?P<db>[0-9.]+)"));
-        return None;
-    };
-    if pattern.len() > MAX_PATTERN_BYTES {
-        p.push(format!(
-            "{key}.pattern: {} bytes, at most {MAX_PATTERN_BYTES}",
-            pattern.len()
-        ));
-        return None;
-    }
-    match regex::RegexBuilder::new(pattern)
-        .size_limit(MAX_PATTERN_SIZE)
-        .dfa_size_limit(MAX_PATTERN_SIZE)
-        .build()
-    {
-        Ok(r) if r.capture_names().flatten().next().is_some() => Some(r),
-        Ok(_) => {
-            p.push(format!("{key}.pattern: has no named capture; name what the map uses, as in (?P<db>[0-9.]+)"));
-            None
-        }
-        Err(e) => {
-            p.push(format!(
-                "{key}.pattern: not a valid regular expression: {e}"
-            ));
-            None
-        }
-    }
-}
-
-fn csv(input: &InputSection, key: &str, p: &mut Problems) -> Option<Syntax> {
-    let delimiter = match input.delimiter.as_deref().unwrap_or(",") {
-        "\\t" => b'\t',
-        d if d.len() == 1 && d.is_ascii() && !matches!(d, "\"" | "\n" | "\r") => d.as_bytes()[0],
-        d => {
-            p.push(format!("{key}.delimiter: {d:?} must be one ASCII character other than a quote or a newline (\"\\t\" for a tab)"));
-            return None;
-        }
-    };
-    let header = input.header.unwrap_or(false);
-    let columns = input.columns.clone().unwrap_or_default();
-    match (header, columns.is_empty()) {
-        (true, false) => p.push(format!(
-            "{key}: columns and header = true are exclusive; keep one"
-        )),
-        (false, true) => p.push(format!(
-            "{key}.columns: format \"csv\" needs columns = [\"…\", …] or header = true"
-        )),
-        _ => {}
-    }
-    for (i, c) in columns.iter().enumerate() {
-        p.check(!c.is_empty() && !columns[..i].contains(c), || {
-            format!("{key}.columns: {c:?} is empty or named twice")
-        });
-    }
-    Some(Syntax::Csv {
-        columns,
-        header,
-        delimiter,
-    })
-}
 
 /// Checks map entries against one source's syntax.
-struct Mapper<'a, 'p> {
-    src: &'a Source<'a>,
-    syntax: &'a Syntax,
-    p: &'p mut Problems,
+pub(super) struct Mapper<'a, 'p> {
+    pub(super) src: &'a Source<'a>,
+    pub(super) syntax: &'a Syntax,
+    pub(super) p: &'p mut Problems,
 }
 
 impl Mapper<'_, '_> {
-    fn map(mut self, m: &MapSection) -> Option<FieldMap> {
+    pub(super) fn map(mut self, m: &MapSection) -> Option<FieldMap> {
         let key = format!("{}.map", self.src.key);
         let sensor = self.sensor(m.sensor.as_ref(), &key);
         let device_id = self.required(m.device_id.as_ref(), &format!("{key}.device_id"));
