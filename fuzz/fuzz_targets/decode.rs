@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(!e.device_id.is_empty() && e.device_id.len() <= 64);
         }
         Decoded::Reject(r) => assert!(!r.detail.is_empty()),
+        Decoded::Events(_) => panic!("decode_bytes gives one event per input, never several"),
         Decoded::Skip => assert!(data.iter().all(|b| b.is_ascii_whitespace()) || std::str::from_utf8(data).map(|s| s.trim().is_empty()).unwrap_or(false)),
     }
 });
