@@ -12,6 +12,7 @@ use pitchside::pipeline::decode::map::Context;
 use pitchside::pipeline::decode::{Decoded, Decoder};
 use pitchside::util::time::format_rfc3339;
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use std::borrow::Cow;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -461,6 +462,178 @@ fn json_line() -> impl Strategy<Value = String> {
     })
 }
 
+// ---- inputs that are right in most places and wrong in a few ----
+
+/// `valid` mostly, sometimes any piece of text.
+fn mostly(valid: impl Strategy<Value = String> + 'static) -> BoxedStrategy<String> {
+    prop_oneof![8 => valid, 1 => piece()].boxed()
+}
+
+fn number_text() -> BoxedStrategy<String> {
+    prop_oneof![
+        (-1000.0..1000.0f64).prop_map(|x| x.to_string()),
+        finite().prop_map(|x| x.to_string()),
+        (0..400i64).prop_map(|x| x.to_string()),
+    ]
+    .boxed()
+}
+
+fn ms_text() -> impl Strategy<Value = String> {
+    (NOW / 1000 - 86_400_000..NOW / 1000 + 600_000).prop_map(|t| t.to_string())
+}
+
+/// A hub's line: the mapped keys with mostly good values, shuffled, plus noise.
+fn logfmt_near() -> impl Strategy<Value = String> {
+    let pairs = (
+        mostly(time().prop_map(format_rfc3339)),
+        mostly(id()),
+        mostly(any::<i32>().prop_map(|n| n.to_string())),
+        mostly("[A-Za-z .]{1,20}"),
+        (
+            mostly(number_text()),
+            mostly(number_text()),
+            mostly(number_text()),
+        ),
+        (
+            mostly(number_text()),
+            mostly(number_text()),
+            mostly(any::<i64>().prop_map(|n| n.to_string())),
+        ),
+        prop::collection::vec((logfmt_key(), piece()), 0..3),
+    )
+        .prop_map(
+            |(ts, vest, player, name, (hr, acc, dist), (temp, bat, seq), extra)| {
+                let mut v: Vec<(String, String)> = [
+                    ("ts", ts),
+                    ("vest", vest),
+                    ("player", player),
+                    ("name", name),
+                    ("hr", hr),
+                    ("acc", acc),
+                    ("dist", dist),
+                    ("temp", temp),
+                    ("bat", bat),
+                    ("seq", seq),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+                v.extend(extra);
+                v
+            },
+        )
+        .prop_shuffle();
+    (pairs, 0..3u8).prop_map(|(pairs, how)| {
+        let pairs: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut line = String::new();
+        logfmt::render(&pairs, &mut line);
+        match how {
+            0 => line.replacen('=', " ", 1),
+            _ => line,
+        }
+    })
+}
+
+/// A counter's point: good names and numbers mostly, random escapes.
+fn influx_near() -> impl Strategy<Value = String> {
+    (
+        mostly(influx_name()),
+        mostly(id()),
+        mostly(id()),
+        prop::collection::vec((influx_name(), influx_name()), 0..2),
+        mostly(number_text()),
+        mostly(prop_oneof![number_text(), any::<i64>().prop_map(|n| format!("{n}i"))]),
+        prop::collection::vec((influx_name(), influx_value()), 0..2),
+        mostly((NOW - 86_400_000_000..NOW + 600_000_000).prop_map(|t| (t * 1000).to_string())),
+    )
+        .prop_map(|(m, zone, counter, tags, density, level, fields, time)| {
+            let tags: String = tags.iter().map(|(k, v)| format!(",{k}={v}")).collect();
+            let fields: String = fields.iter().map(|(k, v)| format!(",{k}={v}")).collect();
+            format!("{m},zone={zone},counter={counter}{tags} density={density},level={level}{fields} {time}")
+        })
+}
+
+/// A tracker's record in the header's order, cells quoted at random.
+fn csv_near() -> impl Strategy<Value = String> {
+    let cells = (
+        mostly(ms_text()),
+        mostly(id()),
+        mostly(any::<i32>().prop_map(|n| n.to_string())),
+        mostly((0..100i64).prop_map(|n| n.to_string())),
+        prop::collection::vec(mostly(number_text()), 4),
+    );
+    (cells, prop::collection::vec(any::<bool>(), 8)).prop_map(
+        |((ts, tracker, delivery, m, nums), quote)| {
+            let cells: Vec<String> = [ts, tracker, delivery, m].into_iter().chain(nums).collect();
+            let cells: Vec<String> = cells
+                .into_iter()
+                .zip(quote)
+                .map(|(c, q)| {
+                    if q {
+                        format!("\"{}\"", c.replace('"', "\"\""))
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            cells.join(";")
+        },
+    )
+}
+
+/// A meter's line with a local time, an optional zone and peak.
+fn regex_near() -> impl Strategy<Value = String> {
+    let local = time().prop_map(|t| format_rfc3339(t + 19_800_000_000)[..19].replacen('T', " ", 1));
+    (
+        mostly(local),
+        prop::option::of(mostly(id())),
+        mostly(number_text()),
+        prop::option::of(mostly(number_text())),
+    )
+        .prop_map(|(ts, zone, db, peak)| {
+            let zone = zone.map(|z| format!("{z} ")).unwrap_or_default();
+            let peak = peak.map(|p| format!(" LCpeak={p} dB")).unwrap_or_default();
+            format!("{ts} {zone}LAeq,1s={db} dB{peak}")
+        })
+}
+
+/// A bridge's message: the mapped pointers mostly there and mostly right.
+fn json_near() -> impl Strategy<Value = String> {
+    use serde_json::{json, Value};
+    let num = || prop_oneof![8 => (-1000.0..1000.0f64).prop_map(Value::from), 1 => json_value()];
+    let text =
+        |s: BoxedStrategy<String>| prop_oneof![8 => s.prop_map(Value::from), 1 => json_value()];
+    let kind = prop::sample::select(vec!["wearable", "pitch", "crowd", "generic"])
+        .prop_map(str::to_string);
+    (
+        text(kind.boxed()),
+        text(id().boxed()),
+        prop_oneof![8 => (NOW / 1000 - 86_400_000..NOW / 1000).prop_map(Value::from), 1 => json_value()],
+        (num(), num(), num(), num()),
+        text("[A-Za-z .]{1,20}".boxed()),
+        text(id().boxed()),
+        prop_oneof![8 => any::<i32>().prop_map(Value::from), 1 => json_value()],
+        prop::collection::vec(any::<bool>(), 9),
+    )
+        .prop_map(|(kind, id, t, (bpm, acc, dist, acc0), name, zone, n, keep)| {
+            let all = [
+                ("kind", kind), ("dev", json!({ "id": id })), ("t", t), ("hr", json!({ "bpm": bpm })),
+                ("imu", json!({ "acc": [acc0, acc] })), ("gps", json!({ "d/m": dist })),
+                ("who", json!({ "names": [name] })), ("zone", zone), ("ball", json!({ "n": n })),
+            ];
+            let o: serde_json::Map<String, Value> = all
+                .into_iter()
+                .zip(keep)
+                .filter(|(_, k)| *k)
+                .map(|((k, v), _)| (k.to_string(), v))
+                .collect();
+            Value::Object(o).to_string()
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -488,12 +661,12 @@ proptest! {
     }
 
     #[test]
-    fn near_valid_json_is_events_or_rejects(line in json_line()) {
+    fn near_valid_json_is_events_or_rejects(line in prop_oneof![json_line(), json_near()]) {
         check_outcome(&decode(&mut decoder(), "json", &line))?;
     }
 
     #[test]
-    fn near_valid_csv_is_events_or_rejects(header in csv_line(), lines in prop::collection::vec(csv_line(), 1..4)) {
+    fn near_valid_csv_is_events_or_rejects(header in csv_line(), lines in prop::collection::vec(prop_oneof![csv_line(), csv_near()], 1..4)) {
         let mut d = decoder();
         let real = "timestamp_ms;tracker;delivery;match;speed_kmh;spin_rpm;impact_x;impact_y";
         for line in [real, header.as_str()].into_iter().chain(lines.iter().map(String::as_str)) {
@@ -502,19 +675,19 @@ proptest! {
     }
 
     #[test]
-    fn near_valid_regex_lines_are_events_or_rejects(line in regex_line()) {
+    fn near_valid_regex_lines_are_events_or_rejects(line in prop_oneof![regex_line(), regex_near()]) {
         check_outcome(&decode(&mut decoder(), "regex", &line))?;
     }
 
     #[test]
-    fn near_valid_logfmt_is_events_or_rejects(line in logfmt_line()) {
+    fn near_valid_logfmt_is_events_or_rejects(line in prop_oneof![logfmt_line(), logfmt_near()]) {
         let mut d = decoder();
         check_outcome(&decode(&mut d, "logfmt", &line))?;
         check_outcome(&decode(&mut d, "generic", &line))?;
     }
 
     #[test]
-    fn near_valid_influx_is_events_or_rejects(line in influx_line()) {
+    fn near_valid_influx_is_events_or_rejects(line in prop_oneof![influx_line(), influx_near()]) {
         let mut d = decoder();
         check_outcome(&decode(&mut d, "influx", &line))?;
         check_outcome(&decode(&mut d, "influx_scaled", &line))?;
@@ -770,4 +943,36 @@ fn a_pattern_of_1024_bytes_that_compiles_is_accepted() {
     assert_eq!(pattern.len(), 1024);
     let (ok, err) = check_config_with_pattern(&pattern);
     assert!(ok, "{err}");
+}
+
+/// How many of `n` inputs from `lines` decode to events in `source`: the
+/// near-valid inputs must reach the map, not only the parsers' errors.
+fn events_among<S: Strategy<Value = String>>(lines: S, source: &str, n: usize) -> usize {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut d = decoder();
+    let head = "timestamp_ms;tracker;delivery;match;speed_kmh;spin_rpm;impact_x;impact_y";
+    decode(&mut d, "csv", head);
+    (0..n)
+        .filter(|_| {
+            let line = lines.new_tree(&mut runner).unwrap().current();
+            matches!(
+                decode(&mut d, source, &line),
+                Decoded::Event(_) | Decoded::Events(_)
+            )
+        })
+        .count()
+}
+
+#[test]
+fn the_near_valid_inputs_decode_to_events_often_enough_to_test_the_maps() {
+    let counts = [
+        ("json", events_among(json_near(), "json", 2000)),
+        ("csv", events_among(csv_near(), "csv", 2000)),
+        ("regex", events_among(regex_near(), "regex", 2000)),
+        ("logfmt", events_among(logfmt_near(), "logfmt", 2000)),
+        ("generic", events_among(logfmt_near(), "generic", 2000)),
+        ("influx", events_among(influx_near(), "influx", 2000)),
+    ];
+    eprintln!("events among 2000 near-valid inputs: {counts:?}");
+    assert!(counts.iter().all(|(_, n)| *n > 0), "{counts:?}");
 }
