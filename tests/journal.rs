@@ -99,6 +99,11 @@ fn replayed(gw: &Gateway) -> (u64, String) {
     (n, line)
 }
 
+/// The header of a journal file this build writes.
+fn header() -> Vec<u8> {
+    [&b"PSJRNL\0\0"[..], &journal::VERSION.to_le_bytes()].concat()
+}
+
 fn input(i: u32) -> RawInput {
     RawInput {
         source: "serial:/dev/x".into(),
@@ -192,7 +197,7 @@ fn an_old_format_file_is_replayed_then_removed_after_the_next_checkpoint() {
     r.record(&mut input(4));
     r.commit(true);
     let new = std::fs::read(generation(&dir, 1)).unwrap();
-    assert!(new.starts_with(b"PSJRNL\0\0\x01\0\0\0"), "{new:?}");
+    assert!(new.starts_with(&header()), "{new:?}");
     // A checkpoint taken now replays from the generation rotate() returns;
     // once it is durable, every generation before it goes.
     let from = r.rotate();
@@ -242,7 +247,7 @@ fn an_old_format_journal_is_replayed_at_start_up_and_gone_after_the_next_checkpo
     for p in logs {
         let bytes = std::fs::read(&p).unwrap();
         assert!(
-            bytes.is_empty() || bytes.starts_with(b"PSJRNL\0\0\x01\0\0\0"),
+            bytes.is_empty() || bytes.starts_with(&header()),
             "{} has no header",
             p.display()
         );

@@ -90,3 +90,22 @@ fn a_password_in_the_toml_is_refused() {
     let err = check("[[sources.mqtt]]\nbroker = { host = \"h\", username = \"u\", password = \"p\" }\nsubscriptions = [{ topic = \"t\" }]\n").unwrap_err();
     assert!(err.contains("password"), "{err}");
 }
+
+#[test]
+fn unknown_keys_of_serial_ports_and_subscriptions_are_found_beside_the_flattened_input_keys() {
+    let e = check(
+        "[[sources.serial]]\npath = \"/dev/x\"\nformt = \"csv\"\n\
+         [[sources.mqtt]]\nbroker = { host = \"h\" }\nsubscriptions = [{ topic = \"a/#\", sensr = \"crowd\" }]\n",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains(
+            "sources.serial[0].formt: unknown key in [sources.serial[0]]; did you mean format?"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains("sources.mqtt[0].subscriptions[0].sensr: unknown key"),
+        "{e}"
+    );
+}

@@ -34,6 +34,32 @@ impl fmt::Display for FormatError {
 
 impl std::error::Error for FormatError {}
 
+/// The closing quote of the quoted text opened at `open`: its offset, and
+/// whether an escape was seen on the way. A backslash starts an escape when
+/// `escapes` accepts the byte after it (`None` at the end of the line); an
+/// escape is skipped whole, so an escaped quote does not close. `what` is the
+/// error when the line ends first.
+pub(crate) fn closing_quote(
+    b: &[u8],
+    open: usize,
+    escapes: fn(Option<&u8>) -> bool,
+    what: &'static str,
+) -> Result<(usize, bool), FormatError> {
+    let mut i = open + 1;
+    let mut escaped = false;
+    loop {
+        match b.get(i) {
+            None => return Err(FormatError::new(open, what)),
+            Some(b'\\') if escapes(b.get(i + 1)) => {
+                escaped = true;
+                i += 2;
+            }
+            Some(b'"') => return Ok((i, escaped)),
+            Some(_) => i += 1,
+        }
+    }
+}
+
 /// `line` without one trailing `\n`, `\r\n` or `\r`.
 pub(crate) fn without_eol(line: &str) -> &str {
     let line = line.strip_suffix('\n').unwrap_or(line);

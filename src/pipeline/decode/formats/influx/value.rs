@@ -2,6 +2,7 @@
 //! booleans, and numbers with their `i` and `u` suffixes, checked against
 //! the grammar and the 64-bit ranges.
 
+use super::super::closing_quote;
 use super::{FieldValue, FormatError};
 use std::borrow::Cow;
 
@@ -34,26 +35,13 @@ pub(super) fn field_value(line: &str, i: usize) -> Result<(FieldValue<'_>, usize
 
 /// The string field whose opening quote is at `open`.
 fn string(line: &str, open: usize) -> Result<(FieldValue<'_>, usize), FormatError> {
-    let b = line.as_bytes();
     let start = open + 1;
-    let mut i = start;
-    let mut escaped = false;
-    loop {
-        match b.get(i) {
-            None => {
-                return Err(FormatError::new(
-                    open,
-                    "a closing quote for this string field",
-                ))
-            }
-            Some(b'\\') if matches!(b.get(i + 1), Some(b'"' | b'\\')) => {
-                escaped = true;
-                i += 2;
-            }
-            Some(b'"') => break,
-            Some(_) => i += 1,
-        }
-    }
+    let (i, escaped) = closing_quote(
+        line.as_bytes(),
+        open,
+        |next| matches!(next, Some(b'"' | b'\\')),
+        "a closing quote for this string field",
+    )?;
     // `i` is the closing quote: an ASCII byte.
     let raw = &line[start..i];
     let text = if escaped {

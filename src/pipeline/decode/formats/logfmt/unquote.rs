@@ -2,33 +2,20 @@
 //! (decoded as go-logfmt does, an unpaired surrogate becoming U+FFFD), and
 //! writing a value in quotes.
 
-use super::super::FormatError;
+use super::super::{closing_quote, FormatError};
 use std::borrow::Cow;
 use std::fmt::Write;
 
 /// The quoted value whose opening quote is at `open`, and the offset just
 /// after its closing quote. Borrowed when it has no escapes.
 pub(super) fn quoted(line: &str, open: usize) -> Result<(Cow<'_, str>, usize), FormatError> {
-    let b = line.as_bytes();
     let start = open + 1;
-    let mut i = start;
-    let mut escaped = false;
-    loop {
-        match b.get(i) {
-            None => {
-                return Err(FormatError::new(
-                    open,
-                    "a closing quote for this quoted value",
-                ))
-            }
-            Some(b'\\') => {
-                escaped = true;
-                i += 2;
-            }
-            Some(b'"') => break,
-            Some(_) => i += 1,
-        }
-    }
+    let (i, escaped) = closing_quote(
+        line.as_bytes(),
+        open,
+        |_| true,
+        "a closing quote for this quoted value",
+    )?;
     // `i` is the closing quote, an ASCII byte, so the slices are on character boundaries.
     let raw = &line[start..i];
     let value = if escaped {
