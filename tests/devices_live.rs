@@ -205,7 +205,13 @@ fn a_sound_level_meter_on_a_serial_port_alerts_stores_utc_and_rejects_what_its_p
 
     // (a) the spike's alert, logged as it happens.
     let alert = gw.log.wait_line("ALERT anomaly", T);
-    for part in ["crowd", "slm-north", "decibels", "112.7"] {
+    for part in [
+        "crowd",
+        "slm-north",
+        "decibels",
+        "112.7",
+        r#"zone="north-stand""#,
+    ] {
         assert!(alert.contains(part), "{part} in {alert}");
     }
     gw.wait_metric(INPUTS, 14.0, T);
@@ -220,6 +226,7 @@ fn a_sound_level_meter_on_a_serial_port_alerts_stores_utc_and_rejects_what_its_p
     assert_eq!(alerts.len(), 1, "one alert: the spike");
     assert_eq!(s(&alerts[0], "device_id"), "slm-north");
     assert_eq!(s(&alerts[0], "metric"), "decibels");
+    assert_eq!(s(&alerts[0], "zone_id"), "north-stand", "the map's zone");
     assert_eq!(f(&alerts[0], "value"), 112.7);
     assert_eq!(i(&alerts[0], "baseline_count"), 12);
     assert_eq!(i(&alerts[0], "event_time"), spike.0);

@@ -58,7 +58,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "alerts",
-        "edbac7d2f4807dbb86ef157b9a952d970ea5fd50d8b55eaf54310b0d18840305",
+        "be28e94616b8de6aff6a2bc1805b90eecbd53c6d78ce97ab26d06b899bb4a913",
     ),
     (
         "late",

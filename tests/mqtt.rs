@@ -75,6 +75,10 @@ fn published_events_raise_alerts_on_the_alert_topic_and_land_in_parquet() {
     assert_eq!(alert["value"], 95.0);
     assert_eq!(alert["baseline_count"], 25);
     assert!(alert["event_time"].as_str().unwrap().ends_with('Z'));
+    // SPEC §10: the identity keys are there, null for a generic sensor.
+    for k in ["player_id", "player_name", "zone_id", "delivery_id"] {
+        assert!(alert.get(k).is_some_and(|v| v.is_null()), "{k}: {alert}");
+    }
     gw.wait_metric("pitchside_input_rows_total", 31.0, T);
     gw.wait_metric("pitchside_alerts_published_total", 1.0, T);
 

@@ -118,6 +118,9 @@ fn replay_writes_every_table_with_hand_computed_results() {
         (s(a, "venue_id"), s(a, "gateway_id")),
         ("testvenue", "gw-1")
     );
+    // The identity of the event that raised it (SPEC §10).
+    assert_eq!((i(a, "player_id"), s(a, "player_name")), (7, "Asha"));
+    assert!(is_null(a, "zone_id") && is_null(a, "delivery_id"), "{a:?}");
 
     let windows = rows(&out, "windows_wearable");
     assert_eq!(
@@ -278,6 +281,67 @@ fn every_file_has_the_table_schema_utc_micros_and_zstd() {
         }
     }
     assert!(seen >= 6);
+}
+
+/// Twelve calm readings and a spike from each of a crowd meter, a pitch
+/// radar and a generic sensor.
+fn spikes_of_every_kind() -> Vec<u8> {
+    let heads = [
+        (
+            r#""sensor":"crowd","device_id":"slm-1","zone_id":"north-stand""#,
+            "decibels",
+        ),
+        (
+            r#""sensor":"pitch","device_id":"radar","delivery_id":42"#,
+            "ball_speed",
+        ),
+        (
+            r#""sensor":"generic","device_id":"env-1","metric":"temp""#,
+            "value",
+        ),
+    ];
+    let mut out = String::new();
+    for sec in 0..13u32 {
+        let x = if sec == 12 {
+            500.0
+        } else {
+            100.0 + (sec % 2) as f64
+        };
+        for (head, metric) in heads {
+            out += &format!(
+                "{{{head},\"event_time\":\"{}\",\"{metric}\":{x}}}\n",
+                t(sec)
+            );
+        }
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn alerts_read_back_with_the_zone_or_delivery_of_their_event_and_nulls_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("kinds.jsonl");
+    std::fs::write(&input, spikes_of_every_kind()).unwrap();
+    let out = dir.path().join("out");
+    Replay::new(&config(dir.path(), ""), &input)
+        .output(&out)
+        .succeed();
+    let alerts: BTreeMap<String, Row> = rows(&out, "alerts")
+        .into_iter()
+        .map(|r| (s(&r, "sensor").to_string(), r))
+        .collect();
+    assert_eq!(alerts.len(), 3, "{alerts:?}");
+    let crowd = &alerts["crowd"];
+    assert_eq!(s(crowd, "zone_id"), "north-stand");
+    assert!(is_null(crowd, "player_id") && is_null(crowd, "player_name"));
+    assert!(is_null(crowd, "delivery_id"));
+    let pitch = &alerts["pitch"];
+    assert_eq!(i(pitch, "delivery_id"), 42);
+    assert!(is_null(pitch, "zone_id") && is_null(pitch, "player_id"));
+    let generic = &alerts["generic"];
+    for c in ["player_id", "player_name", "zone_id", "delivery_id"] {
+        assert!(is_null(generic, c), "generic {c}: {generic:?}");
+    }
 }
 
 #[test]

@@ -14,12 +14,16 @@ CREATE TABLE IF NOT EXISTS pitchside.alerts (
   match_id       BIGINT NOT NULL,
   event_time     TIMESTAMP NOT NULL,
   detected_at    TIMESTAMP NOT NULL,
+  player_id      BIGINT COMMENT 'player of the wearable event that raised the alert (NULL for other kinds and older gateways)',
+  player_name    STRING COMMENT 'name of that player, if the event gave one (NULL for other kinds and older gateways)',
+  zone_id        STRING COMMENT 'zone of the crowd event that raised the alert (NULL for other kinds and older gateways)',
+  delivery_id    BIGINT COMMENT 'delivery of the pitch event that raised the alert, if it gave one (NULL for other kinds and older gateways)',
   date           DATE NOT NULL COMMENT 'UTC date of event_time (partition)',
   source_file    STRING NOT NULL COMMENT 'gateway file the row came from: {gateway_id}-{seq}.parquet'
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT 'Rolling z-score alerts (SPEC §2), one row per alert_id. MERGE key: (alert_id), insert-only.'
+COMMENT 'Rolling z-score alerts (SPEC §2) with the player, zone or delivery (SPEC §10), one row per alert_id. MERGE key: (alert_id), insert-only.'
 TBLPROPERTIES (
   'delta.enableChangeDataFeed' = 'true'
 );

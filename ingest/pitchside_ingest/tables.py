@@ -129,6 +129,10 @@ _DOWNTIME = "gateway_downtime_ms:long?"
 """Every windows table ends with it: ms of the window the gateway itself was not
 running (0: ran throughout). Nullable: files of gateways before it have no such
 column and ingest as NULL (unknown)."""
+_ALERT_IDENTITY = ("player_id:long?", "player_name:string?", "zone_id:string?", "delivery_id:long?")
+"""The identity of the event that raised a z-score alert (SPEC §10), NULL where
+its kind has none. Files of gateways before SPEC §10 have no such columns and
+ingest as NULL."""
 _READING_KEY = ("venue_id", "gateway_id", "sensor", "device_id", "metric", "event_time")
 
 TABLES: tuple[TableSpec, ...] = (
@@ -138,12 +142,13 @@ TABLES: tuple[TableSpec, ...] = (
             "alert_id:string", *_GATEWAY, "sensor:string", "device_id:string", "metric:string",
             "value:double", "z_score:double", "baseline_mean:double", "baseline_std:double",
             "baseline_count:long", "match_id:long", "event_time:timestamp", "detected_at:timestamp",
+            *_ALERT_IDENTITY,
         ),
         time_column="event_time",
         key=("alert_id",),
         mode=INSERT_ONLY,
         change_data_feed=True,
-        comment="Rolling z-score alerts (SPEC §2), one row per alert_id.",
+        comment="Rolling z-score alerts (SPEC §2) with the player, zone or delivery (SPEC §10), one row per alert_id.",
     ),
     TableSpec(
         name="windows_wearable",

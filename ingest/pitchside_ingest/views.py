@@ -13,6 +13,7 @@ from importlib import resources
 VIEW_NAMES: tuple[str, ...] = (
     "fatigue_pitch_context",
     "alerts_per_device_hour",
+    "alerts_per_player_match",
     "fleet_health",
     "fleet_health_timeline",
 )

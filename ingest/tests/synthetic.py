@@ -46,14 +46,65 @@ def _gw(**row) -> dict:
     return {"venue_id": VENUE, "gateway_id": GATEWAY, **row}
 
 
-def alert(device: str, minute: float, value: float) -> dict:
+def alert(device: str, minute: float, value: float, sensor: str = "generic", metric: str = "temp",
+          **identity) -> dict:
+    """A z-score alert; `identity` sets player_id, player_name, zone_id, delivery_id (else NULL)."""
     t = at(minute)
     micros = int(t.timestamp() * 1_000_000)
     return _gw(
-        alert_id=f"{VENUE}/generic/{device}/temp/{micros}", sensor="generic", device_id=device,
-        metric="temp", value=value, z_score=5.0, baseline_mean=20.0, baseline_std=1.0,
-        baseline_count=10, match_id=1, event_time=t, detected_at=t,
+        alert_id=f"{VENUE}/{sensor}/{device}/{metric}/{micros}", sensor=sensor, device_id=device,
+        metric=metric, value=value, z_score=5.0, baseline_mean=20.0, baseline_std=1.0,
+        baseline_count=10, match_id=1, event_time=t, detected_at=t, **identity,
     )
+
+
+def old_file(path: Path, *dropped: str) -> Path:
+    """Rewrite a gateway file as a gateway from before `dropped` columns existed wrote it."""
+    pq.write_table(pq.read_table(path).drop_columns(list(dropped)), path, compression="zstd")
+    return path
+
+
+ALERT_IDENTITY = ("player_id", "player_name", "zone_id", "delivery_id")
+
+
+def write_alerts_old_and_new(store: Path) -> None:
+    """An alerts file of a gateway before SPEC §10 (no identity columns), then a new one.
+
+    The old file's alert is a wearable's (its player is unknown: NULL); the new
+    file has one alert per kind, each with its kind's identity.
+    """
+    old_file(write_file(store, "alerts", 1, [alert("w-7", 0, 190.0, "wearable", "heart_rate")]),
+             *ALERT_IDENTITY)
+    write_file(store, "alerts", 2, [
+        alert("w-7", 1, 191.0, "wearable", "heart_rate", player_id=7, player_name="Ada"),
+        alert("w-7", 2, 30.0, "wearable", "acceleration", player_id=7, player_name="Ada"),
+        alert("w-9", 2, 192.0, "wearable", "heart_rate", player_id=9),
+        alert("slm-1", 1, 120.0, "crowd", "decibels", zone_id="north"),
+        alert("p-1", 1, 160.0, "pitch", "ball_speed", delivery_id=4),
+        alert("g-1", 1, 60.0),
+    ])
+
+
+# (device, metric) -> (player_id, player_name, zone_id, delivery_id) of write_alerts_old_and_new.
+EXPECTED_ALERT_IDENTITY = {
+    ("w-7", "heart_rate", 0): (None, None, None, None),
+    ("w-7", "heart_rate", 1): (7, "Ada", None, None),
+    ("w-7", "acceleration", 2): (7, "Ada", None, None),
+    ("w-9", "heart_rate", 2): (9, None, None, None),
+    ("slm-1", "decibels", 1): (None, None, "north", None),
+    ("p-1", "ball_speed", 1): (None, None, None, 4),
+    ("g-1", "temp", 1): (None, None, None, None),
+}
+
+
+def alert_identities(rows: list[dict]) -> dict:
+    """Rows of the alerts table in the shape of EXPECTED_ALERT_IDENTITY."""
+    out = {}
+    for r in rows:
+        t = r["event_time"].replace(tzinfo=timezone.utc) if r["event_time"].tzinfo is None else r["event_time"]
+        minute = round((t - T0).total_seconds() / 60)
+        out[(r["device_id"], r["metric"], minute)] = tuple(r[c] for c in ALERT_IDENTITY)
+    return out
 
 
 def wearable_window(minute: int, hr: float | None, events: int = 10) -> dict:

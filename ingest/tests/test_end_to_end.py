@@ -74,6 +74,13 @@ def test_known_alert_values(ingested):
             assert math.isclose(got[field], value, rel_tol=1e-7), (alert_id, field)
     spike = alerts[f"{gi.VENUE}/wearable/w-7/heart_rate/{int(utc(3).timestamp()) * 1_000_000}"]
     assert (spike["value"], spike["baseline_count"], spike["date"].isoformat()) == (140.0, 18, "2026-11-29")
+    # SPEC §10: the identity of the event that raised it, NULL where its kind has none.
+    for alert_id, got in alerts.items():
+        identity = (got["player_id"], got["player_name"], got["zone_id"], got["delivery_id"])
+        if "/wearable/w-7/" in alert_id:
+            assert identity == (7, "Ada", None, None), alert_id
+        else:
+            assert "/generic/" in alert_id and identity == (None,) * 4, (alert_id, identity)
 
 
 def test_known_window_fatigue_late_and_reject_values(ingested):
@@ -112,6 +119,9 @@ def test_fatigue_spin_view_matches_a_direct_computation(spark, ingested, replay_
 def test_alerts_per_device_hour_and_fleet_health(spark, ingested, replay_outbox):
     per_hour = {(r.device_id, r.hour): r.alerts for r in spark.table("alerts_per_device_hour").collect()}
     assert per_hour == {("g-1", datetime(2026, 11, 29, 19)): 1, ("w-7", datetime(2026, 11, 29, 19)): 2}
+    per_player = [(r.match_id, r.player_id, r.player_name, r.alerts)
+                  for r in spark.table("alerts_per_player_match").collect()]
+    assert per_player == [(1, 7, "Ada", 2)]
     progress = read_gateway_table(replay_outbox, "progress")
     [health] = spark.table("fleet_health").collect()
     assert (health.venue_id, health.gateway_id) == (gi.VENUE, gi.GATEWAY)

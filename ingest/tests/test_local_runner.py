@@ -148,3 +148,27 @@ def test_a_windows_table_created_before_gateway_downtime_ms_gets_the_column(tmp_
     )
     local_runner.run(str(store), target, tables=["windows_pitch"])
     assert [r["gateway_downtime_ms"] for r in contents(target, "windows_pitch")] == [250]
+
+
+def test_alerts_files_of_older_gateways_without_the_identity_columns_still_ingest(tmp_path):
+    store, target = tmp_path / "store", tmp_path / "delta"
+    synthetic.write_alerts_old_and_new(store)
+    local_runner.run(str(store), target, tables=["alerts"])
+    # The old file's alert: NULL identity (unknown); the new file's: its kind's identity.
+    assert synthetic.alert_identities(contents(target, "alerts")) == synthetic.EXPECTED_ALERT_IDENTITY
+
+
+def test_an_alerts_table_created_before_the_identity_columns_gets_them(tmp_path):
+    spec = table("alerts")
+    target = tmp_path / "delta"
+    old_schema = pa.schema(
+        [f for f in local_runner.arrow_batch.table_schema(spec) if f.name not in synthetic.ALERT_IDENTITY])
+    DeltaTable.create(str(target / spec.name), schema=old_schema, partition_by=["venue_id", "date"],
+                      configuration={"delta.enableChangeDataFeed": "true"})
+    store = tmp_path / "store"
+    synthetic.write_alerts_old_and_new(store)
+    local_runner.run(str(store), target, tables=["alerts"])
+    # Added at the end of the old table (ALTER TABLE ADD COLUMNS); the MERGE matches names.
+    names = pa.schema(DeltaTable(str(target / "alerts")).schema()).names
+    assert names[-4:] == list(synthetic.ALERT_IDENTITY) and sorted(names) == sorted(spec.table_column_names)
+    assert synthetic.alert_identities(contents(target, "alerts")) == synthetic.EXPECTED_ALERT_IDENTITY

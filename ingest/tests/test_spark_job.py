@@ -106,3 +106,20 @@ def test_windows_files_without_gateway_downtime_ms_ingest_as_null(spark, tmp_pat
     rows = spark_contents(spark, tmp_path / "tables")["windows_pitch"]
     got = {r["window_start"]: r["gateway_downtime_ms"] for r in rows}
     assert got == {normalize(synthetic.at(0)): None, normalize(synthetic.at(1)): 1500}
+
+
+def test_alerts_files_without_the_identity_columns_ingest_as_null_and_players_have_a_view(spark, tmp_path):
+    store, target = tmp_path / "store", tmp_path / "tables"
+    synthetic.write_alerts_old_and_new(store)
+    opts = job(store, target, tmp_path / "ck")
+    opts.tables = ("alerts",)
+    run(spark, opts)
+    rows = spark_contents(spark, target)["alerts"]
+    assert synthetic.alert_identities(rows) == synthetic.EXPECTED_ALERT_IDENTITY
+
+    views.register_parquet_tables(spark, str(target))
+    views.create_views(spark, temporary=True)
+    got = {r.player_id: (r.player_name, r.alerts, r.metrics, r.devices)
+           for r in spark.table("alerts_per_player_match").collect()}
+    # The old file's wearable alert has no player; player 9 never sent a name.
+    assert got == {7: ("Ada", 2, 2, 1), 9: (None, 1, 1, 1)}

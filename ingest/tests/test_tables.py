@@ -32,7 +32,8 @@ def _aggs(*metrics: str) -> str:
 SPEC_COLUMNS = {
     "alerts": "alert_id str, venue_id str, gateway_id str, sensor str, device_id str, metric str, "
               "value double, z_score double, baseline_mean double, baseline_std double, "
-              "baseline_count int64, match_id int64, event_time ts, detected_at ts",
+              "baseline_count int64, match_id int64, event_time ts, detected_at ts, "
+              "player_id int64?, player_name str?, zone_id str?, delivery_id int64?",
     "windows_wearable": f"{_W}, match_id int64, player_id int64, player_name str?, events int64, "
                         + _aggs("heart_rate", "acceleration", "running_dist") + _DOWN,
     "windows_pitch": f"{_W}, match_id int64, events int64, "

@@ -1,6 +1,6 @@
 //! Row builders: domain values → one row of a table, columns in schema order.
 
-use crate::model::{Event, Micros, RejectReason, SensorKind};
+use crate::model::{Event, Identity, Micros, RejectReason, SensorKind};
 use crate::pipeline::detect::stats::Baseline;
 use crate::pipeline::fatigue::FatigueFinding;
 use crate::pipeline::window::{GroupKey, WindowRow};
@@ -45,6 +45,48 @@ pub struct AlertRecord {
     pub event_time: Micros,
     /// When the gateway detected it (wall clock).
     pub detected_at: Micros,
+    /// Who or what the event that raised it was about (SPEC §10).
+    pub identity: AlertIdentity,
+}
+
+/// The identity of the event that raised a z-score alert (SPEC §10): the
+/// player, zone or delivery, each `None` where the event's kind has none.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AlertIdentity {
+    /// Player number (wearables).
+    pub player_id: Option<i64>,
+    /// Player display name (wearables that send one).
+    pub player_name: Option<String>,
+    /// Zone (crowd sensors).
+    pub zone_id: Option<String>,
+    /// Delivery number (pitch events that send one).
+    pub delivery_id: Option<i64>,
+}
+
+impl AlertIdentity {
+    /// The alert columns of an event's identity (copies its strings: call it
+    /// only for an alert, never per event).
+    pub fn of(identity: &Identity) -> AlertIdentity {
+        match identity {
+            Identity::Wearable {
+                player_id,
+                player_name,
+            } => AlertIdentity {
+                player_id: Some(*player_id),
+                player_name: player_name.clone(),
+                ..AlertIdentity::default()
+            },
+            Identity::Pitch { delivery_id } => AlertIdentity {
+                delivery_id: *delivery_id,
+                ..AlertIdentity::default()
+            },
+            Identity::Crowd { zone_id } => AlertIdentity {
+                zone_id: Some(zone_id.clone()),
+                ..AlertIdentity::default()
+            },
+            Identity::Generic { .. } => AlertIdentity::default(),
+        }
+    }
 }
 
 /// A fatigue alert, as one `fatigue_alerts` row.
@@ -86,6 +128,10 @@ impl Stamp {
             .i64(a.match_id)
             .i64(a.event_time)
             .i64(a.detected_at)
+            .opt_i64(a.identity.player_id)
+            .opt_str(a.identity.player_name.as_deref())
+            .opt_str(a.identity.zone_id.as_deref())
+            .opt_i64(a.identity.delivery_id)
             .finish();
     }
 

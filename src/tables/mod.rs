@@ -175,7 +175,11 @@ mod tests {
                 "baseline_count",
                 "match_id",
                 "event_time",
-                "detected_at"
+                "detected_at",
+                "player_id",
+                "player_name",
+                "zone_id",
+                "delivery_id"
             ]
         );
     }

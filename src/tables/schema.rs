@@ -72,6 +72,12 @@ fn alerts() -> Vec<Column> {
         c("match_id", I64),
         c("event_time", Ts),
         c("detected_at", Ts),
+        // The event's identity (SPEC §10), null where its kind has none.
+        // Nullable also so that files of older gateways ingest as NULL.
+        n("player_id", I64),
+        n("player_name", Utf8),
+        n("zone_id", Utf8),
+        n("delivery_id", I64),
     ])
 }
 

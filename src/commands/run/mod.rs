@@ -4,9 +4,11 @@
 //!
 //! [`run_with`] reads as the list of start-up steps. The parts: `cli` (the
 //! command line), `task` (the pipeline task) and `restore` (how it starts),
-//! `encoder` (the encoder thread), `control` (SIGHUP reload, SIGUSR1
-//! status), `simulator` (the built-in source), `error` (why start-up fails).
+//! `alert_log` (the alert log line), `encoder` (the encoder thread),
+//! `control` (SIGHUP reload, SIGUSR1 status), `simulator` (the built-in
+//! source), `error` (why start-up fails).
 
+mod alert_log;
 pub mod cli;
 pub mod control;
 mod encoder;

@@ -2,10 +2,11 @@
 //! journals them, runs the [`Pipeline`], hands row groups and flushes (with
 //! checkpoints) to the encoder, publishes alerts and progress.
 
+use crate::commands::run::alert_log::log_alerts;
 use crate::commands::run::restore::{restore, sync_interval};
 use crate::config::Config;
 use crate::model::RawInput;
-use crate::pipeline::{LiveAlert, Pipeline};
+use crate::pipeline::Pipeline;
 use crate::sinks::alerts::AlertSender;
 use crate::sinks::writer::row_group_rows;
 use crate::sinks::UploadStats;
@@ -14,7 +15,7 @@ use crate::state::StateStats;
 use crate::tables::TableBuffer;
 use crate::telemetry::systemd::Heartbeat;
 use crate::telemetry::{MetricsSnapshot, ProgressTracker};
-use crate::util::time::{format_rfc3339, now_micros};
+use crate::util::time::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -285,30 +286,5 @@ fn publish(
         g.journal_down_since = st.journal_down_since.load(Ordering::Relaxed);
         g.unjournaled_inputs_total = st.unjournaled_inputs.load(Ordering::Relaxed);
         g.journal_failures_total = st.journal_failures.load(Ordering::Relaxed);
-    }
-}
-
-fn log_alerts(alerts: &[LiveAlert]) {
-    for a in alerts {
-        match a {
-            LiveAlert::ZScore(a) => info!(
-                sensor = %a.sensor,
-                device = %a.device_id,
-                metric = %a.metric,
-                value = a.value,
-                z = format!("{:.2}", a.z_score),
-                at = %format_rfc3339(a.event_time),
-                "ALERT anomaly"
-            ),
-            LiveAlert::Fatigue(f) => info!(
-                match_id = f.match_id,
-                player = f.player_id,
-                name = f.player_name.as_deref().unwrap_or(""),
-                heart_rate_mean = format!("{:.1}", f.heart_rate_mean),
-                baseline = format!("{:.1}", f.finding.baseline_mean),
-                window = %format_rfc3339(f.window_start),
-                "ALERT fatigue"
-            ),
-        }
     }
 }

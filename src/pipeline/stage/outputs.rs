@@ -5,7 +5,9 @@
 use super::{LiveAlert, Outputs, Pipeline};
 use crate::model::{Event, Micros, RejectReason, SensorKind};
 use crate::pipeline::detect::stats::Baseline;
-use crate::pipeline::rows::{alert_id, fatigue_alert_id, AlertRecord, FatigueRecord};
+use crate::pipeline::rows::{
+    alert_id, fatigue_alert_id, AlertIdentity, AlertRecord, FatigueRecord,
+};
 use crate::pipeline::window::{GroupKey, WindowRow};
 use crate::tables::{TableBuffer, TableId};
 
@@ -58,6 +60,7 @@ impl Outputs {
             match_id: e.match_id,
             event_time: e.event_time,
             detected_at: clock,
+            identity: AlertIdentity::of(&e.identity),
         };
         self.stamp
             .alert(&mut self.tables[TableId::Alerts.index()], &record);

@@ -1,6 +1,7 @@
 use super::clock::CLOCK_POLL;
 use super::*;
 use crate::model::{RejectReason, SensorKind};
+use crate::pipeline::rows::AlertRecord;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -158,4 +159,116 @@ fn rejects_from_a_file_line_carry_the_line_number() {
     };
     let detail = std::str::from_utf8(&data[offsets[0]..offsets[1]]).unwrap();
     assert!(detail.starts_with("line 42: at byte 1"), "{detail}");
+}
+
+/// Twelve calm readings of `metric` then a spike, as lines of `head` (the
+/// event's sensor, device and identity fields); the alerts they raised.
+fn spike(head: &str, metric: &str) -> (Pipeline, Vec<AlertRecord>) {
+    let mut p = Pipeline::new(&config(), false);
+    for n in 0..13 {
+        let x = if n == 12 {
+            500.0
+        } else {
+            100.0 + (n % 2) as f64
+        };
+        let line = format!(r#"{{{head},"event_time":{},"{metric}":{x}}}"#, 1000 + n);
+        p.process_bytes("test", None, line.as_bytes(), NOW, NOW);
+    }
+    assert_eq!(p.counters().accepted, 13, "every line is an event");
+    let alerts = p
+        .drain_alerts()
+        .into_iter()
+        .filter_map(|a| match a {
+            LiveAlert::ZScore(a) => Some(a),
+            LiveAlert::Fatigue(_) => None,
+        })
+        .collect();
+    (p, alerts)
+}
+
+/// The identity of the one alert `head` raised.
+fn identity_of(head: &str, metric: &str) -> crate::pipeline::rows::AlertIdentity {
+    let (_, alerts) = spike(head, metric);
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    alerts[0].identity.clone()
+}
+
+#[test]
+fn an_alert_from_a_wearable_names_its_player() {
+    let who = identity_of(
+        r#""sensor":"wearable","device_id":"band-07","player_id":7,"player_name":"R. Sharma""#,
+        "heart_rate",
+    );
+    assert_eq!(who.player_id, Some(7));
+    assert_eq!(who.player_name.as_deref(), Some("R. Sharma"));
+    assert_eq!((who.zone_id, who.delivery_id), (None, None));
+}
+
+#[test]
+fn an_alert_from_a_wearable_without_a_name_has_its_player_id_only() {
+    let who = identity_of(
+        r#""sensor":"wearable","device_id":"band-09","player_id":9"#,
+        "heart_rate",
+    );
+    assert_eq!((who.player_id, who.player_name), (Some(9), None));
+}
+
+#[test]
+fn an_alert_from_a_crowd_sensor_names_its_zone() {
+    let who = identity_of(
+        r#""sensor":"crowd","device_id":"slm-1","zone_id":"north-stand""#,
+        "decibels",
+    );
+    assert_eq!(who.zone_id.as_deref(), Some("north-stand"));
+    assert_eq!(
+        (who.player_id, who.player_name, who.delivery_id),
+        (None, None, None)
+    );
+}
+
+#[test]
+fn an_alert_from_a_pitch_event_carries_its_delivery_when_it_has_one() {
+    let who = identity_of(
+        r#""sensor":"pitch","device_id":"radar","delivery_id":42"#,
+        "ball_speed",
+    );
+    assert_eq!(who.delivery_id, Some(42));
+    assert_eq!((who.player_id, who.zone_id), (None, None));
+    let who = identity_of(r#""sensor":"pitch","device_id":"radar""#, "ball_speed");
+    assert_eq!(who, Default::default(), "no delivery_id in the event");
+}
+
+#[test]
+fn an_alert_from_a_generic_sensor_has_no_identity() {
+    let who = identity_of(
+        r#""sensor":"generic","device_id":"env-1","metric":"temp""#,
+        "value",
+    );
+    assert_eq!(who, Default::default());
+}
+
+#[test]
+fn the_alerts_row_holds_the_identity_in_its_last_four_columns() {
+    let (mut p, _) = spike(
+        r#""sensor":"crowd","device_id":"slm-1","zone_id":"north-stand""#,
+        "decibels",
+    );
+    let t = p.take_tables(1);
+    let alerts = t.iter().find(|b| b.table == TableId::Alerts).unwrap();
+    assert_eq!(alerts.rows, 1);
+    let cols = TableId::Alerts.columns();
+    let at = |name: &str| cols.iter().position(|c| c.name == name).unwrap();
+    // One row: definition level 1 = a value, 0 = null.
+    for (name, def) in [
+        ("player_id", 0),
+        ("player_name", 0),
+        ("zone_id", 1),
+        ("delivery_id", 0),
+    ] {
+        assert_eq!(alerts.defs[at(name)], [def], "{name}");
+    }
+    let crate::tables::ColumnBuf::Bytes { data, .. } = &alerts.columns[at("zone_id")] else {
+        panic!("zone_id is a string column");
+    };
+    assert_eq!(data, b"north-stand");
 }

@@ -1,5 +1,6 @@
 //! An alert as it goes out: the topic and the JSON object with the columns
-//! of the `alerts` / `fatigue_alerts` table (timestamps as RFC 3339).
+//! of the `alerts` / `fatigue_alerts` table (timestamps as RFC 3339; the
+//! identity columns its kind lacks are `null`, never left out).
 
 use crate::pipeline::LiveAlert;
 use crate::util::time::format_rfc3339;
@@ -44,6 +45,10 @@ impl Message {
                     "match_id": a.match_id,
                     "event_time": format_rfc3339(a.event_time),
                     "detected_at": format_rfc3339(a.detected_at),
+                    "player_id": a.identity.player_id,
+                    "player_name": a.identity.player_name,
+                    "zone_id": a.identity.zone_id,
+                    "delivery_id": a.identity.delivery_id,
                 }),
             ),
             LiveAlert::Fatigue(f) => (
@@ -77,7 +82,7 @@ pub(super) mod tests {
     use crate::model::SensorKind;
     use crate::pipeline::detect::stats::Baseline;
     use crate::pipeline::fatigue::FatigueFinding;
-    use crate::pipeline::rows::{AlertRecord, FatigueRecord};
+    use crate::pipeline::rows::{AlertIdentity, AlertRecord, FatigueRecord};
     use crate::tables::TableId;
     use std::collections::BTreeSet;
 
@@ -89,7 +94,12 @@ pub(super) mod tests {
     }
 
     pub(in crate::sinks::alerts) fn zscore() -> LiveAlert {
-        LiveAlert::ZScore(AlertRecord {
+        LiveAlert::ZScore(record())
+    }
+
+    /// A generic sensor's alert record.
+    fn record() -> AlertRecord {
+        AlertRecord {
             alert_id: "v/generic/env-1/temp/1".into(),
             sensor: SensorKind::Generic,
             device_id: "env-1".into(),
@@ -104,6 +114,17 @@ pub(super) mod tests {
             match_id: 3,
             event_time: 1_764_444_600_250_000,
             detected_at: 1_764_444_601_000_000,
+            identity: AlertIdentity::default(),
+        }
+    }
+
+    /// [`record`] as if raised by a `sensor` event with `identity`.
+    fn zscore_of(sensor: SensorKind, device: &str, identity: AlertIdentity) -> LiveAlert {
+        LiveAlert::ZScore(AlertRecord {
+            sensor,
+            device_id: device.into(),
+            identity,
+            ..record()
         })
     }
 
@@ -141,6 +162,78 @@ pub(super) mod tests {
         assert_eq!(topic, "site/alerts/generic/env-1");
         assert_eq!(v["event_time"], "2025-11-29T19:30:00.250000Z");
         assert_eq!(v["baseline_count"], 25);
+        for k in ["player_id", "player_name", "zone_id", "delivery_id"] {
+            assert!(v[k].is_null(), "a generic alert has no {k}: {v}");
+        }
+    }
+
+    #[test]
+    fn wearable_alert_json_names_the_player() {
+        let who = AlertIdentity {
+            player_id: Some(7),
+            player_name: Some("R. Sharma".into()),
+            ..AlertIdentity::default()
+        };
+        let (topic, v) = rendered(
+            zscore_of(SensorKind::Wearable, "band-07", who),
+            TableId::Alerts,
+        );
+        assert_eq!(topic, "site/alerts/wearable/band-07");
+        assert_eq!(v["player_id"], 7);
+        assert_eq!(v["player_name"], "R. Sharma");
+        assert!(v["zone_id"].is_null() && v["delivery_id"].is_null(), "{v}");
+    }
+
+    #[test]
+    fn wearable_alert_json_without_a_name_has_a_null_player_name() {
+        let who = AlertIdentity {
+            player_id: Some(9),
+            ..AlertIdentity::default()
+        };
+        let (_, v) = rendered(
+            zscore_of(SensorKind::Wearable, "band-09", who),
+            TableId::Alerts,
+        );
+        assert_eq!(v["player_id"], 9);
+        assert!(v.as_object().unwrap().contains_key("player_name"));
+        assert!(v["player_name"].is_null());
+    }
+
+    #[test]
+    fn crowd_and_pitch_alert_json_name_the_zone_and_the_delivery() {
+        let zone = AlertIdentity {
+            zone_id: Some("north-stand".into()),
+            ..AlertIdentity::default()
+        };
+        let (_, v) = rendered(zscore_of(SensorKind::Crowd, "slm-1", zone), TableId::Alerts);
+        assert_eq!(v["zone_id"], "north-stand");
+        assert!(
+            v["player_id"].is_null() && v["delivery_id"].is_null(),
+            "{v}"
+        );
+
+        let delivery = AlertIdentity {
+            delivery_id: Some(42),
+            ..AlertIdentity::default()
+        };
+        let (_, v) = rendered(
+            zscore_of(SensorKind::Pitch, "radar", delivery),
+            TableId::Alerts,
+        );
+        assert_eq!(v["delivery_id"], 42);
+        assert!(v["zone_id"].is_null() && v["player_name"].is_null(), "{v}");
+    }
+
+    #[test]
+    fn a_player_name_with_quotes_and_non_ascii_round_trips_through_the_json() {
+        let name = "Zoë \"Zed\" O'Neil\\";
+        let who = AlertIdentity {
+            player_id: Some(1),
+            player_name: Some(name.into()),
+            ..AlertIdentity::default()
+        };
+        let (_, v) = rendered(zscore_of(SensorKind::Wearable, "b", who), TableId::Alerts);
+        assert_eq!(v["player_name"], name);
     }
 
     #[test]

@@ -28,8 +28,9 @@ use tracing::{error, info, warn};
 /// What happened, fed to [`Session::on_event`].
 #[derive(Debug)]
 pub enum Input {
-    /// An alert from the pipeline, at `now` (µs, for the drop log's budget).
-    Alert(LiveAlert, Micros),
+    /// An alert from the pipeline, at `now` (µs, for the drop log's budget);
+    /// boxed so that the other inputs stay small.
+    Alert(Box<LiveAlert>, Micros),
     /// The broker accepted the connection.
     Connected,
     /// rumqttc wrote the next publish with this packet id.
@@ -121,7 +122,7 @@ impl Session {
     pub fn on_event(&mut self, input: Input) -> Option<Action> {
         let action = match input {
             Input::Alert(a, now) => {
-                let m = Message::render(&self.settings.prefix, &self.origin, a);
+                let m = Message::render(&self.settings.prefix, &self.origin, *a);
                 self.enqueue(m, now);
                 None
             }

@@ -156,7 +156,8 @@ impl Outbox {
         match a {
             Some(a) => {
                 self.refresh();
-                self.session.on_event(Input::Alert(a, now_micros()));
+                self.session
+                    .on_event(Input::Alert(Box::new(a), now_micros()));
                 self.flush();
                 false
             }

@@ -127,7 +127,7 @@ fn a_reload_drops_what_no_longer_fits_by_the_new_rule_and_renames_the_topics() {
     s.reconfigure(new.clone());
     assert_eq!(AlertStats::get(&s.stats.dropped), 2);
     assert_eq!(s.settings(), &new);
-    s.on_event(Input::Alert(zscore(), 0));
+    s.on_event(Input::Alert(Box::new(zscore()), 0));
     assert_eq!(AlertStats::get(&s.stats.dropped), 3);
     s.on_event(Input::Connected);
     let out = published(&mut s);
