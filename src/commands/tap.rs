@@ -9,7 +9,7 @@
 //! `{"source", "received_at", "input", "reject": {"reason", "detail"}}`.
 //! Blank lines and CSV header lines print nothing.
 
-use crate::commands::console::{emit, still_open};
+use crate::commands::console::still_open;
 use crate::commands::logging::init_logging;
 use crate::config::sources::InputSource;
 use crate::config::{self, Config};
@@ -196,7 +196,8 @@ impl Tap {
         let stop = CancellationToken::new();
         let stats = Arc::new(SourceStats::default());
         let task = start(cfg, &self.src.name, tx, stats, stop.clone())?;
-        emit(&format!("# tapping {} (Ctrl-C to stop)\n", self.src.name))?;
+        // On stderr: stdout carries only the JSON lines.
+        tracing::info!(source = %self.src.name, "Tapping the source (Ctrl-C to stop).");
         loop {
             let input = tokio::select! {
                 i = rx.recv() => i,

@@ -54,7 +54,11 @@ pub fn number(v: Value<'_>, what: &dyn Display) -> Result<f64, Reject> {
         Value::Text(ref t) => {
             let t = t.trim();
             match t.parse::<f64>() {
-                Ok(x) if x.is_nan() || t.to_ascii_lowercase().contains("inf") => {
+                // "NaN", "inf", "infinity" parse; "1e999" is infinite too but out of range.
+                Ok(x)
+                    if x.is_nan()
+                        || (x.is_infinite() && t.bytes().any(|c| matches!(c, b'i' | b'I'))) =>
+                {
                     return Err(Reject::new(
                         RejectReason::NonFinite,
                         format!("{what} is {t}; only finite numbers are accepted"),
