@@ -96,6 +96,10 @@ fn what_does_not_fit_the_map_is_unmapped_and_other_reasons_keep_their_meaning() 
         reject(&mut d, &format!("{ok} hr=NaN")).0,
         RejectReason::NonFinite
     );
+    for infinite in ["inf", "-Infinity"] {
+        let r = reject(&mut d, &format!("{ok} hr={infinite}"));
+        assert_eq!(r.0, RejectReason::NonFinite, "{infinite}");
+    }
     assert_eq!(
         reject(&mut d, &format!("{ok} hr=1e999")).0,
         RejectReason::OutOfRange
