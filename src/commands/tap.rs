@@ -204,13 +204,10 @@ impl Tap {
                 _ = tokio::signal::ctrl_c() => None,
             };
             let Some(mut input) = input else { break };
-            let topic = input.source.strip_prefix("mqtt:").map(str::to_string);
-            let go_on = self.show(
-                &input.source,
-                topic.as_deref(),
-                &input.payload,
-                input.received_at,
-            )?;
+            // As the pipeline decodes it: the source names its map on the
+            // input, and an overlong line is `too_large`.
+            let decoded = self.decoder.decode(&input, now_micros());
+            let go_on = self.print(&input.source, &input.payload, input.received_at, decoded)?;
             if let Some(ack) = input.ack.take() {
                 ack.ack();
             }
