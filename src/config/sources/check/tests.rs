@@ -233,3 +233,14 @@ fn oversized_and_unnamed_patterns_are_refused() {
         "{p}"
     );
 }
+
+#[test]
+fn patterns_may_use_unicode_classes() {
+    let c = load(&METER.replace(r"(?P<ts>\S+ \S+)", r"(?P<ts>\S+ \S+)(?:\s\p{L}+)?")).unwrap();
+    assert!(c
+        .inputs
+        .get("serial:/dev/ttyUSB0")
+        .unwrap()
+        .format
+        .is_some());
+}
