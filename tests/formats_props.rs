@@ -26,31 +26,7 @@ const HEADER: &str = "[venue]\nid = \"props\"\ngateway_id = \"gw-props\"\n\
 [metrics]\nlisten = \"\"\n";
 
 /// A BLE bridge's JSON: nested pointers, array indexes, the kind from the input.
-const JSON: &str = r#"
-[[sources.mqtt]]
-[sources.mqtt.broker]
-host = "127.0.0.1"
-port = 1883
-
-[[sources.mqtt.subscriptions]]
-name = "json"
-topic = "ble/hr/+/+"
-format = "json"
-
-[sources.mqtt.subscriptions.map]
-sensor = { field = "/kind" }
-device_id = { field = "/dev/id" }
-player_id = { topic_level = 2 }
-player_name = { field = "/who/names/0" }
-zone_id = { field = "/zone" }
-delivery_id = { field = "/ball/n" }
-event_time = { field = "/t", format = "epoch_ms" }
-
-[sources.mqtt.subscriptions.map.metrics]
-heart_rate = { field = "/hr/bpm" }
-acceleration = { field = "/imu/acc/1", scale = 9.80665 }
-running_dist = { field = "/gps/d~1m" }
-"#;
+const JSON: &str = include_str!("../fuzz/maps/json.toml");
 
 /// A ball tracker's CSV with a header line, `;` apart (exact: no scale).
 const CSV: &str = r#"
