@@ -28,6 +28,12 @@ pub struct AlertsSection {
     /// past it the pipeline drops them (counted), it never waits.
     #[serde(default = "default_input_queue")]
     pub input_queue: u32,
+    /// Per key (device and metric, player, or device for device events),
+    /// at most one notification per this long on the outputs people read:
+    /// log lines, MQTT and the console (default "0s": off). The `alerts`
+    /// table still holds every alert.
+    #[serde(default = "default_notify_cooldown")]
+    pub notify_cooldown: String,
     /// `[alerts.mqtt]`: the broker to publish to; absent means no MQTT output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mqtt: Option<MqttBroker>,
@@ -41,6 +47,7 @@ impl Default for AlertsSection {
             when_full: default_when_full(),
             max_inflight: default_max_inflight(),
             input_queue: default_input_queue(),
+            notify_cooldown: default_notify_cooldown(),
             mqtt: None,
         }
     }
@@ -61,6 +68,9 @@ fn default_max_inflight() -> u32 {
 fn default_input_queue() -> u32 {
     4096
 }
+fn default_notify_cooldown() -> String {
+    "0s".into()
+}
 
 /// The keys of `[alerts]`.
 pub(super) const KEYS: &[Key] = &[
@@ -69,6 +79,7 @@ pub(super) const KEYS: &[Key] = &[
     k("when_full", Ty::Text),
     k("max_inflight", U32),
     k("input_queue", U32),
+    k("notify_cooldown", Ty::Duration),
     k("mqtt", Ty::Table(broker::KEYS)),
 ];
 
@@ -85,6 +96,8 @@ pub struct AlertsConfig {
     pub max_inflight: usize,
     /// Capacity of the pipeline → output channel.
     pub input_queue: usize,
+    /// At most one notification per key per this long, µs (0: off).
+    pub notify_cooldown: crate::model::Micros,
     /// The broker; `None` means no MQTT output.
     pub mqtt: Option<MqttBroker>,
 }
@@ -117,12 +130,14 @@ impl AlertsSection {
         p.check(self.input_queue != 0, || {
             "alerts.input_queue: must be at least 1".into()
         });
+        let notify_cooldown = p.duration("alerts.notify_cooldown", &self.notify_cooldown, 0);
         p.finish(AlertsConfig {
             topic_prefix: self.topic_prefix.clone(),
             queue: self.queue as usize,
             when_full,
             max_inflight: self.max_inflight as usize,
             input_queue: self.input_queue as usize,
+            notify_cooldown,
             mqtt: self.mqtt.clone(),
         })
     }

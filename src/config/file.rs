@@ -2,8 +2,10 @@
 //! in its own module with its defaults, its keys and its `validate`.
 
 use super::alerts::{self, AlertsSection};
+use super::console::{self, ConsoleSection};
 use super::detector::{self, DetectorSection};
 use super::fatigue::{self, FatigueSection};
+use super::health::{self, HealthSection};
 use super::limits::{self, LimitsSection};
 use super::log::{self, LogSection};
 use super::metrics::{self, MetricsSection};
@@ -50,6 +52,12 @@ pub struct ConfigFile {
     /// `[log]`: log format and level.
     #[serde(default)]
     pub log: LogSection,
+    /// `[health]`: silent and back devices (SPEC §10).
+    #[serde(default)]
+    pub health: HealthSection,
+    /// `[console]`: the venue console over HTTP (SPEC §10).
+    #[serde(default)]
+    pub console: ConsoleSection,
 }
 
 /// The keys of the whole file, section by section, as [`ConfigFile`] has them.
@@ -65,4 +73,6 @@ pub(super) const ROOT: &[Key] = &[
     k("sources", Table(sources::KEYS)),
     k("alerts", Table(alerts::KEYS)),
     k("log", Table(log::KEYS)),
+    k("health", Table(health::KEYS)),
+    k("console", Table(console::KEYS)),
 ];

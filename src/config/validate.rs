@@ -2,10 +2,12 @@
 //! `validate`, every problem of every section reported at once.
 
 use super::alerts::AlertsConfig;
+use super::console::ConsoleConfig;
 use super::detector::DetectorConfig;
 use super::error::{ConfigError, Problems};
 use super::fatigue::FatigueConfig;
 use super::file::ConfigFile;
+use super::health::HealthConfig;
 use super::limits::LimitsConfig;
 use super::log::LogConfig;
 use super::metrics::MetricsConfig;
@@ -45,6 +47,10 @@ pub struct Config {
     pub alerts: AlertsConfig,
     /// `[log]`.
     pub log: LogConfig,
+    /// `[health]`.
+    pub health: HealthConfig,
+    /// `[console]`.
+    pub console: ConsoleConfig,
 }
 
 impl ConfigFile {
@@ -65,6 +71,8 @@ impl ConfigFile {
         let inputs = p.keep(f.sources.inputs());
         let alerts = p.keep(f.alerts.validate());
         let log = p.keep(f.log.validate());
+        let health = p.keep(f.health.validate());
+        let console = p.keep(f.console.validate());
         let (
             Some(venue),
             Some(detector),
@@ -78,9 +86,11 @@ impl ConfigFile {
             Some(inputs),
             Some(alerts),
             Some(log),
+            Some(health),
+            Some(console),
         ) = (
             venue, detector, windows, fatigue, limits, output, metrics, pipeline, sources, inputs,
-            alerts, log,
+            alerts, log, health, console,
         )
         else {
             return Err(ConfigError::Invalid {
@@ -101,6 +111,8 @@ impl ConfigFile {
             inputs,
             alerts,
             log,
+            health,
+            console,
         })
     }
 }

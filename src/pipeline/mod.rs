@@ -3,6 +3,7 @@
 //! fatigue, and the stage that runs them in order and fills table rows.
 //! Every part encodes its own snapshot with [`crate::util::codec`].
 
+pub mod console_rows;
 pub mod decode;
 pub mod detect;
 pub mod downtime;

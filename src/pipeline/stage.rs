@@ -16,6 +16,7 @@ mod snapshot;
 
 use crate::config::Config;
 use crate::model::{Micros, RejectReason};
+use crate::pipeline::console_rows::DeviceEventRecord;
 use crate::pipeline::decode::unknown::UnknownFields;
 use crate::pipeline::decode::Decoder;
 use crate::pipeline::detect::{Detector, DetectorParams};
@@ -102,13 +103,15 @@ struct Outputs {
     downtime: crate::pipeline::downtime::Downtime,
 }
 
-/// An alert for real-time outputs (log line, MQTT).
+/// An alert for real-time outputs (log line, MQTT, console).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LiveAlert {
     /// A z-score alert.
     ZScore(AlertRecord),
     /// A fatigue alert.
     Fatigue(FatigueRecord),
+    /// A device went silent or came back (SPEC §10).
+    Device(DeviceEventRecord),
 }
 
 impl Pipeline {

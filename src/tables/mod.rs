@@ -54,6 +54,10 @@ pub enum TableId {
     Alerts,
     /// Fatigue alerts.
     FatigueAlerts,
+    /// Acknowledgements of alerts from the console (SPEC §10).
+    AlertAcks,
+    /// Devices that went silent and came back (SPEC §10).
+    DeviceEvents,
     /// Wearable windows.
     WindowsWearable,
     /// Pitch windows.
@@ -74,9 +78,11 @@ pub enum TableId {
 
 impl TableId {
     /// Every table, in upload priority order (most important first).
-    pub const ALL: [TableId; 10] = [
+    pub const ALL: [TableId; 12] = [
         TableId::Alerts,
         TableId::FatigueAlerts,
+        TableId::AlertAcks,
+        TableId::DeviceEvents,
         TableId::WindowsWearable,
         TableId::WindowsPitch,
         TableId::WindowsCrowd,
@@ -92,6 +98,8 @@ impl TableId {
         match self {
             TableId::Alerts => "alerts",
             TableId::FatigueAlerts => "fatigue_alerts",
+            TableId::AlertAcks => "alert_acks",
+            TableId::DeviceEvents => "device_events",
             TableId::WindowsWearable => "windows_wearable",
             TableId::WindowsPitch => "windows_pitch",
             TableId::WindowsCrowd => "windows_crowd",
@@ -139,7 +147,7 @@ mod tests {
     fn every_table_name_round_trips_and_has_columns() {
         for t in TableId::ALL {
             assert_eq!(TableId::parse(t.name()), Some(t));
-            assert!(t.columns().len() >= 7, "{}", t.name());
+            assert!(t.columns().len() >= 6, "{}", t.name());
             let mut names: Vec<_> = t.columns().iter().map(|c| &c.name).collect();
             names.sort();
             names.dedup();

@@ -1,5 +1,6 @@
 //! The columns of every table (SPEC §5), one builder per table family:
-//! alerts, windows, readings (`raw`, `late`), rejects, progress. Built once,
+//! alerts, windows, readings (`raw`, `late`), rejects, progress; the two
+//! console tables (`alert_acks`, `device_events`) inline. Built once,
 //! on first use, by [`TableId::columns`].
 
 use super::{ColType, Column, TableId};
@@ -11,6 +12,21 @@ pub(super) fn build(table: TableId) -> Vec<Column> {
     match table {
         TableId::Alerts => alerts(),
         TableId::FatigueAlerts => fatigue_alerts(),
+        TableId::AlertAcks => stamped([
+            c("alert_id", Utf8),
+            c("by", Utf8),
+            n("note", Utf8),
+            c("acked_at", Ts),
+        ]),
+        TableId::DeviceEvents => stamped([
+            c("sensor", Utf8),
+            c("device_id", Utf8),
+            n("player_id", I64),
+            n("zone_id", Utf8),
+            c("event", Utf8),
+            c("last_seen", Ts),
+            c("at", Ts),
+        ]),
         TableId::WindowsWearable => windows(SensorKind::Wearable),
         TableId::WindowsPitch => windows(SensorKind::Pitch),
         TableId::WindowsCrowd => windows(SensorKind::Crowd),

@@ -17,7 +17,7 @@ pub struct VenueConfig {
 
 impl VenueConfig {
     /// Venue `testvenue`, gateway `gw-1`, store `file://{dir}/store`, spool
-    /// `{dir}/spool`, metrics endpoint off.
+    /// `{dir}/spool`, metrics endpoint and console off.
     pub fn new(dir: &Path) -> VenueConfig {
         VenueConfig {
             dir: dir.to_path_buf(),
@@ -33,6 +33,7 @@ impl VenueConfig {
         )
         .set_str("output", "spool_dir", dir.join("spool").display())
         .set_str("metrics", "listen", "")
+        .set_str("console", "listen", "")
     }
 
     /// What the service tests run with: [`VenueConfig::new`] plus 1 s

@@ -33,6 +33,15 @@ pub(super) fn log_alerts(alerts: &[LiveAlert]) {
                 window = %format_rfc3339(f.window_start),
                 "ALERT fatigue"
             ),
+            LiveAlert::Device(d) => info!(
+                sensor = %d.sensor,
+                device = %d.device_id,
+                player = d.player_id,
+                zone = d.zone_id.as_deref(),
+                last_seen = %format_rfc3339(d.last_seen),
+                "DEVICE {}",
+                d.event.as_str()
+            ),
         }
     }
 }

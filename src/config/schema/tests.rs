@@ -167,6 +167,15 @@ fn every_field_serde_knows_is_in_the_schema() {
             ..AlertsSection::default()
         },
         log: LogSection::default(),
+        health: crate::config::HealthSection::default(),
+        console: crate::config::ConsoleSection {
+            token_file: Some("/t".into()),
+            tls: Some(crate::config::ConsoleTls {
+                cert: "/c".into(),
+                key: "/k".into(),
+            }),
+            ..crate::config::ConsoleSection::default()
+        },
     };
     let mut doc: Table = toml::from_str(&toml::to_string(&file).unwrap()).unwrap();
     let problems = check(&mut doc);

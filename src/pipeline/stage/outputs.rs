@@ -1,9 +1,10 @@
 //! What the stage hands on: table rows (rejects, alerts, readings, windows,
-//! fatigue alerts, progress), the bounded list of live alerts, and the
+//! fatigue alerts, progress, device events, acks), the bounded list of live alerts, and the
 //! tables taken for encoding.
 
 use super::{LiveAlert, Outputs, Pipeline};
 use crate::model::{Event, Micros, RejectReason, SensorKind};
+use crate::pipeline::console_rows::{AckRecord, DeviceEventRecord};
 use crate::pipeline::detect::stats::Baseline;
 use crate::pipeline::rows::{
     alert_id, fatigue_alert_id, AlertIdentity, AlertRecord, FatigueRecord,
@@ -146,6 +147,13 @@ impl Outputs {
         self.counters.fatigue_alerts += 1;
         self.push_live(LiveAlert::Fatigue(record));
     }
+
+    /// Writes a `device_events` row and passes the event on live.
+    pub(super) fn device_event(&mut self, d: DeviceEventRecord) {
+        self.stamp
+            .device_event(&mut self.tables[TableId::DeviceEvents.index()], &d);
+        self.push_live(LiveAlert::Device(d));
+    }
 }
 
 impl Pipeline {
@@ -163,6 +171,13 @@ impl Pipeline {
     pub fn flush_windows(&mut self) {
         let out = &mut self.out;
         self.windows.flush_all(&mut |w| out.window(w));
+    }
+
+    /// Writes an acknowledgement of an alert to `alert_acks`.
+    pub fn ack(&mut self, a: &AckRecord) {
+        let out = &mut self.out;
+        out.stamp
+            .ack(&mut out.tables[TableId::AlertAcks.index()], a);
     }
 
     /// Appends a progress row.

@@ -1,5 +1,5 @@
 //! An alert as it goes out: the topic and the JSON object with the columns
-//! of the `alerts` / `fatigue_alerts` table (timestamps as RFC 3339; the
+//! of the `alerts` / `fatigue_alerts` / `device_events` table (timestamps as RFC 3339; the
 //! identity columns its kind lacks are `null`, never left out).
 
 use crate::pipeline::LiveAlert;
@@ -8,7 +8,7 @@ use crate::util::time::format_rfc3339;
 /// One alert ready to publish.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
-    /// `{prefix}/{sensor}/{device_id}` or `{prefix}/fatigue/{player_id}`.
+    /// See [`topic`].
     pub topic: String,
     /// The JSON object.
     pub payload: Vec<u8>,
@@ -26,53 +26,74 @@ pub struct Origin {
 impl Message {
     /// The message for `a` under topic prefix `prefix`.
     pub fn render(prefix: &str, origin: &Origin, a: LiveAlert) -> Message {
-        let (venue, gateway) = (&origin.venue_id, &origin.gateway_id);
-        let (topic, value) = match a {
-            LiveAlert::ZScore(a) => (
-                format!("{prefix}/{}/{}", a.sensor, a.device_id),
-                serde_json::json!({
-                    "alert_id": a.alert_id,
-                    "venue_id": venue,
-                    "gateway_id": gateway,
-                    "sensor": a.sensor.as_str(),
-                    "device_id": a.device_id,
-                    "metric": a.metric,
-                    "value": a.value,
-                    "z_score": a.z_score,
-                    "baseline_mean": a.baseline.mean,
-                    "baseline_std": a.baseline.std,
-                    "baseline_count": a.baseline.count,
-                    "match_id": a.match_id,
-                    "event_time": format_rfc3339(a.event_time),
-                    "detected_at": format_rfc3339(a.detected_at),
-                    "player_id": a.identity.player_id,
-                    "player_name": a.identity.player_name,
-                    "zone_id": a.identity.zone_id,
-                    "delivery_id": a.identity.delivery_id,
-                }),
-            ),
-            LiveAlert::Fatigue(f) => (
-                format!("{prefix}/fatigue/{}", f.player_id),
-                serde_json::json!({
-                    "alert_id": f.alert_id,
-                    "venue_id": venue,
-                    "gateway_id": gateway,
-                    "match_id": f.match_id,
-                    "player_id": f.player_id,
-                    "player_name": f.player_name,
-                    "window_start": format_rfc3339(f.window_start),
-                    "window_end": format_rfc3339(f.window_end),
-                    "heart_rate_mean": f.heart_rate_mean,
-                    "baseline_mean": f.finding.baseline_mean,
-                    "baseline_std": f.finding.baseline_std,
-                    "baseline_windows": f.finding.baseline_windows,
-                }),
-            ),
-        };
         Message {
-            topic,
-            payload: value.to_string().into_bytes(),
+            topic: topic(prefix, &a),
+            payload: to_json(origin, &a).to_string().into_bytes(),
         }
+    }
+}
+
+/// `{prefix}/{sensor}/{device_id}`, `{prefix}/fatigue/{player_id}` or
+/// `{prefix}/device/{device_id}`.
+pub fn topic(prefix: &str, a: &LiveAlert) -> String {
+    match a {
+        LiveAlert::ZScore(a) => format!("{prefix}/{}/{}", a.sensor, a.device_id),
+        LiveAlert::Fatigue(f) => format!("{prefix}/fatigue/{}", f.player_id),
+        LiveAlert::Device(d) => format!("{prefix}/device/{}", d.device_id),
+    }
+}
+
+/// The JSON object of `a`: the columns of its table, timestamps as RFC 3339,
+/// absent identity columns `null`. The MQTT payload and the console's
+/// events are this object.
+pub fn to_json(origin: &Origin, a: &LiveAlert) -> serde_json::Value {
+    let (venue, gateway) = (&origin.venue_id, &origin.gateway_id);
+    match a {
+        LiveAlert::ZScore(a) => serde_json::json!({
+            "alert_id": a.alert_id,
+            "venue_id": venue,
+            "gateway_id": gateway,
+            "sensor": a.sensor.as_str(),
+            "device_id": a.device_id,
+            "metric": a.metric,
+            "value": a.value,
+            "z_score": a.z_score,
+            "baseline_mean": a.baseline.mean,
+            "baseline_std": a.baseline.std,
+            "baseline_count": a.baseline.count,
+            "match_id": a.match_id,
+            "event_time": format_rfc3339(a.event_time),
+            "detected_at": format_rfc3339(a.detected_at),
+            "player_id": a.identity.player_id,
+            "player_name": a.identity.player_name,
+            "zone_id": a.identity.zone_id,
+            "delivery_id": a.identity.delivery_id,
+        }),
+        LiveAlert::Fatigue(f) => serde_json::json!({
+            "alert_id": f.alert_id,
+            "venue_id": venue,
+            "gateway_id": gateway,
+            "match_id": f.match_id,
+            "player_id": f.player_id,
+            "player_name": f.player_name,
+            "window_start": format_rfc3339(f.window_start),
+            "window_end": format_rfc3339(f.window_end),
+            "heart_rate_mean": f.heart_rate_mean,
+            "baseline_mean": f.finding.baseline_mean,
+            "baseline_std": f.finding.baseline_std,
+            "baseline_windows": f.finding.baseline_windows,
+        }),
+        LiveAlert::Device(d) => serde_json::json!({
+            "venue_id": venue,
+            "gateway_id": gateway,
+            "sensor": d.sensor.as_str(),
+            "device_id": d.device_id,
+            "player_id": d.player_id,
+            "zone_id": d.zone_id,
+            "event": d.event.as_str(),
+            "last_seen": format_rfc3339(d.last_seen),
+            "at": format_rfc3339(d.at),
+        }),
     }
 }
 

@@ -1,0 +1,150 @@
+//! `[console]`: the venue console, an HTTP server in the gateway (SPEC §10).
+//! Off loopback a token is required; with `tls` it serves HTTPS.
+
+use super::error::Problems;
+use super::schema::keys::{k, Key, Ty, U32};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// `[console]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsoleSection {
+    /// `host:port` to serve on (default "127.0.0.1:8080"); "" turns it off.
+    pub listen: String,
+    /// A file holding the access token (required when `listen` is not a
+    /// loopback address). Requests carry `Authorization: Bearer {token}`, or
+    /// `?token=` once, which sets an HttpOnly cookie.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_file: Option<PathBuf>,
+    /// Open event streams at most (default 16); more are refused with 503.
+    pub max_clients: u32,
+    /// `{ cert, key }`: PEM files; present means HTTPS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<ConsoleTls>,
+}
+
+/// `[console.tls]`: a certificate chain and its private key, PEM.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleTls {
+    /// Certificate chain (PEM).
+    pub cert: PathBuf,
+    /// Private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+impl Default for ConsoleSection {
+    fn default() -> Self {
+        ConsoleSection {
+            listen: "127.0.0.1:8080".into(),
+            token_file: None,
+            max_clients: 16,
+            tls: None,
+        }
+    }
+}
+
+const TLS_KEYS: &[Key] = &[k("cert", Ty::Text), k("key", Ty::Text)];
+
+/// The keys of `[console]`.
+pub(super) const KEYS: &[Key] = &[
+    k("listen", Ty::Text),
+    k("token_file", Ty::Text),
+    k("max_clients", U32),
+    k("tls", Ty::Table(TLS_KEYS)),
+];
+
+/// `[console]`, checked.
+#[derive(Debug, Clone)]
+pub struct ConsoleConfig {
+    /// Where to serve; `None` means the console is off.
+    pub listen: Option<String>,
+    /// The token's file; `None` means no token (loopback only).
+    pub token_file: Option<PathBuf>,
+    /// Open event streams at most.
+    pub max_clients: usize,
+    /// HTTPS certificate and key.
+    pub tls: Option<ConsoleTls>,
+}
+
+/// `true` when `host` (of `host:port`) names this machine only.
+pub fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+impl ConsoleSection {
+    /// Checks every key: an address, and a token off loopback.
+    pub fn validate(&self) -> Result<ConsoleConfig, Vec<String>> {
+        let mut p = Problems::default();
+        let host = self
+            .listen
+            .rsplit_once(':')
+            .filter(|(h, port)| !h.is_empty() && port.parse::<u16>().is_ok())
+            .map(|(h, _)| h);
+        p.check(self.listen.is_empty() || host.is_some(), || {
+            format!(
+                "console.listen: {:?} must be host:port, e.g. 127.0.0.1:8080 or 0.0.0.0:8080, or \"\" for no console",
+                self.listen
+            )
+        });
+        if let Some(h) = host.filter(|h| !is_loopback(h)) {
+            p.check(self.token_file.is_some(), || {
+                format!(
+                    "console.token_file: required when console.listen ({h}) is reachable from other machines; \
+                     put a long random token in a file only pitchside can read \
+                     (e.g. `openssl rand -hex 32 > /etc/pitchside/console.token`)"
+                )
+            });
+        }
+        p.check((1..=1024).contains(&self.max_clients), || {
+            format!("console.max_clients: {} must be 1-1024", self.max_clients)
+        });
+        p.finish(ConsoleConfig {
+            listen: (!self.listen.is_empty()).then(|| self.listen.clone()),
+            token_file: self.token_file.clone(),
+            max_clients: self.max_clients as usize,
+            tls: self.tls.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_are_known() {
+        for h in ["127.0.0.1", "localhost", "[::1]", "::1", "127.0.0.2"] {
+            assert!(is_loopback(h), "{h}");
+        }
+        for h in ["0.0.0.0", "192.168.1.5", "gateway.local", "[::]"] {
+            assert!(!is_loopback(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn off_loopback_needs_a_token() {
+        let s = ConsoleSection {
+            listen: "0.0.0.0:8080".into(),
+            ..ConsoleSection::default()
+        };
+        let e = s.validate().unwrap_err();
+        assert!(e[0].starts_with("console.token_file: required"), "{e:?}");
+        let s = ConsoleSection {
+            token_file: Some("/etc/pitchside/console.token".into()),
+            ..s
+        };
+        assert!(s.validate().is_ok());
+        assert!(ConsoleSection::default().validate().is_ok());
+        let off = ConsoleSection {
+            listen: String::new(),
+            ..ConsoleSection::default()
+        };
+        assert!(off.validate().unwrap().listen.is_none());
+    }
+}
