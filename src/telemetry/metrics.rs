@@ -209,11 +209,13 @@ const SOURCE_FIGURES: [Figure<SourceStats>; 5] = [
 
 /// The live figures of the MQTT alert output, served after the sources'.
 #[rustfmt::skip]
-const ALERT_FIGURES: [Figure<AlertStats>; 4] = [
+const ALERT_FIGURES: [Figure<AlertStats>; 6] = [
     ("pitchside_alerts_published_total", Kind::Counter, "Alerts acknowledged by the alert broker.", |a| &a.published),
     ("pitchside_alerts_dropped_total", Kind::Counter, "Alerts dropped from the MQTT output (queue full).", |a| &a.dropped),
     ("pitchside_alerts_disconnects_total", Kind::Counter, "Alert output connections lost.", |a| &a.disconnects),
     ("pitchside_alerts_queued", Kind::Gauge, "Alerts waiting for the alert broker.", |a| &a.queued),
+    ("pitchside_notify_suppressed_total", Kind::Counter, "Alerts not notified (log, MQTT, console) within alerts.notify_cooldown of their key; the tables hold them.", |a| &a.notify_suppressed),
+    ("pitchside_notify_evictions_total", Kind::Counter, "Cooldown keys forgotten early (more than detector.max_keys cooling down).", |a| &a.notify_evictions),
 ];
 
 fn live_figures(o: &mut Exposition, s: &SourceStats, a: &AlertStats) {

@@ -7,7 +7,7 @@ use crate::commands::run::restore::{restore, sync_interval};
 use crate::config::Config;
 use crate::model::RawInput;
 use crate::pipeline::Pipeline;
-use crate::sinks::alerts::AlertSender;
+use crate::sinks::alerts::{AlertSender, NotifyCooldown};
 use crate::sinks::writer::row_group_rows;
 use crate::sinks::UploadStats;
 use crate::state::journal::Recorder;
@@ -56,7 +56,13 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     heartbeat.beat();
     let (p, recorder) = restore(&config, checkpoint, &state_stats);
     let mut sync_tick = tokio::time::interval(sync_interval(&config));
+    let alert_stats = snapshot.lock().map(|g| g.alerts.clone()).unwrap_or_default();
     let mut task = Task {
+        notify: NotifyCooldown::new(
+            config.alerts.notify_cooldown,
+            config.detector.max_keys,
+            alert_stats,
+        ),
         p,
         recorder,
         tables,
@@ -106,6 +112,8 @@ struct Task {
     state_stats: Arc<StateStats>,
     snapshot: Arc<Mutex<MetricsSnapshot>>,
     alert_out: Option<AlertSender>,
+    /// `alerts.notify_cooldown` before the log line, MQTT and the console.
+    notify: NotifyCooldown,
     heartbeat: Heartbeat,
     /// Rows a table buffers before a row group goes to the encoder.
     row_group: usize,
@@ -125,7 +133,7 @@ impl Task {
         }
         self.recorder.commit(false);
         self.progress.add_busy(t0.elapsed().as_micros() as u64);
-        let alerts = self.p.drain_alerts();
+        let alerts = self.notify.filter(self.p.drain_alerts(), clock);
         log_alerts(&alerts);
         // Never waits for the broker: a full alert queue drops and counts.
         if let Some(out) = self.alert_out.as_ref().filter(|_| !alerts.is_empty()) {

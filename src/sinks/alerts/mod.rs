@@ -15,11 +15,13 @@
 //! As rumqttc is built: [`session`] is the state machine (no I/O), [`task`]
 //! the loop that polls rumqttc's event loop and carries its actions out.
 
+pub mod cooldown;
 pub mod message;
 pub mod session;
 pub mod stats;
 pub mod task;
 
+pub use cooldown::NotifyCooldown;
 pub use stats::AlertStats;
 pub use task::AlertPublisher;
 

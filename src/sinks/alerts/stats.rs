@@ -14,6 +14,12 @@ pub struct AlertStats {
     pub disconnects: AtomicU64,
     /// Alerts waiting for the broker now (a gauge).
     pub queued: AtomicU64,
+    /// Alerts not notified (log line, MQTT, console) because their key
+    /// notified within `alerts.notify_cooldown`; the tables hold them.
+    pub notify_suppressed: AtomicU64,
+    /// Cooldown keys forgotten early because more than `detector.max_keys`
+    /// keys were cooling down.
+    pub notify_evictions: AtomicU64,
 }
 
 impl AlertStats {
