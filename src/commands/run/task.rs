@@ -56,7 +56,10 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     heartbeat.beat();
     let (p, recorder) = restore(&config, checkpoint, &state_stats);
     let mut sync_tick = tokio::time::interval(sync_interval(&config));
-    let alert_stats = snapshot.lock().map(|g| g.alerts.clone()).unwrap_or_default();
+    let alert_stats = snapshot
+        .lock()
+        .map(|g| g.alerts.clone())
+        .unwrap_or_default();
     let mut task = Task {
         notify: NotifyCooldown::new(
             config.alerts.notify_cooldown,

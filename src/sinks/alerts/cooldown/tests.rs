@@ -77,7 +77,11 @@ fn without_a_cooldown_every_alert_passes_and_nothing_is_remembered() {
 #[test]
 fn a_repeated_key_is_held_back_until_its_cooldown_is_over() {
     let mut f = filter(10 * SEC, 10);
-    assert_eq!(f.filter(vec![zscore("b", "hr"), zscore("b", "hr")], 0).len(), 1);
+    assert_eq!(
+        f.filter(vec![zscore("b", "hr"), zscore("b", "hr")], 0)
+            .len(),
+        1
+    );
     assert_eq!(f.filter(vec![zscore("b", "hr")], 9 * SEC).len(), 0);
     assert_eq!(f.filter(vec![zscore("b", "hr")], 10 * SEC).len(), 1);
     assert_eq!(suppressed(&f), 2);
