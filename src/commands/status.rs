@@ -1,14 +1,14 @@
 //! `pitchside status`: the running gateway's state for a person on the
 //! device, read from its metrics endpoint (`/metrics` and `/healthz`).
 
-use crate::commands::console::{emit, error_text, print_error};
+use crate::commands::console::{emit, error_text, print_error, still_open};
 use crate::config;
 use crate::telemetry::parse_metrics;
 use crate::util::time::{format_rfc3339, now_micros};
 use anyhow::Context as _;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::io::Read;
+use std::io::{IsTerminal, Read, Write as _};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +23,22 @@ pub struct StatusArgs {
     /// Metrics address of the gateway.
     #[arg(long, default_value = "127.0.0.1:9898")]
     pub addr: String,
+    /// Redraw the report every --interval until Ctrl-C (on a pipe: one
+    /// block per interval, separated by a blank line).
+    #[arg(long)]
+    pub watch: bool,
+    /// How often --watch refreshes (`500ms`, `2s`, `1m`).
+    #[arg(long, default_value = "2s", value_parser = interval, requires = "watch")]
+    pub interval: Duration,
+}
+
+/// `--interval`: a duration of at least 100 ms.
+fn interval(s: &str) -> Result<Duration, String> {
+    let us = crate::util::units::parse_duration(s)?;
+    if us < 100_000 {
+        return Err(format!("{s:?} is too short: at least 100ms"));
+    }
+    Ok(Duration::from_micros(us as u64))
 }
 
 /// Prints the report; the exit code says healthy, unhealthy or unreachable
@@ -38,6 +54,9 @@ pub fn execute(args: StatusArgs) -> anyhow::Result<ExitCode> {
         },
         None => args.addr,
     };
+    if args.watch {
+        return watch(&addr, args.interval);
+    }
     match report(&addr) {
         Ok(r) => {
             emit(&r.text)?;
@@ -47,6 +66,37 @@ pub fn execute(args: StatusArgs) -> anyhow::Result<ExitCode> {
             print_error(e);
             Ok(ExitCode::from(EXIT_UNREACHABLE))
         }
+    }
+}
+
+/// `status --watch`: the report every `every` until Ctrl-C or until the
+/// reader closes stdout. On a terminal the screen is cleared and redrawn;
+/// on a pipe the blocks follow each other, a blank line between. A gateway
+/// that cannot be reached is shown as such, and asked again next time.
+fn watch(addr: &str, every: Duration) -> anyhow::Result<ExitCode> {
+    let tty = std::io::stdout().is_terminal();
+    loop {
+        let body = match report(addr) {
+            Ok(r) => r.text,
+            Err(e) => format!("error: {e}\n"),
+        };
+        let head = format!(
+            "pitchside status  {addr}  {}  (every {:?}; Ctrl-C to stop)\n",
+            format_rfc3339(now_micros()),
+            every
+        );
+        let frame = if tty {
+            // Cursor home, clear the screen: a redraw without scrolling.
+            format!("\x1b[H\x1b[2J{head}{body}")
+        } else {
+            format!("{head}{body}\n")
+        };
+        let mut out = std::io::stdout().lock();
+        if !still_open(out.write_all(frame.as_bytes()).and_then(|()| out.flush()))? {
+            return Ok(ExitCode::SUCCESS);
+        }
+        drop(out);
+        std::thread::sleep(every);
     }
 }
 
