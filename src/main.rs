@@ -36,6 +36,9 @@ enum Command {
     /// Show the running gateway's state (sources, rates, keys, watermarks, spool, uploads).
     /// Exit code: 0 healthy, 1 unhealthy (the reason is printed), 2 gateway not reachable.
     Status(commands::status::StatusArgs),
+    /// Follow the venue console's live alerts, fatigue alerts, device events and
+    /// acks, one line each (`--json`: their JSON); reconnects when the gateway restarts.
+    Alerts(commands::alerts::AlertsArgs),
     /// Measure replay throughput, peak memory and detector state size.
     Bench(commands::bench::BenchArgs),
     /// Measure publish → alert latency and MQTT ingest rate through a running broker.
@@ -84,6 +87,7 @@ fn real_main() -> anyhow::Result<ExitCode> {
             Command::CheckConfig(args) => commands::check_config::execute(args)?,
             Command::ServiceDropin(args) => commands::service_dropin::execute(args)?,
             Command::Status(args) => return commands::status::execute(args),
+            Command::Alerts(args) => return commands::alerts::execute(args).await,
             Command::Bench(args) => commands::bench::execute(&args).await?,
             Command::BenchMqtt(args) => commands::bench::mqtt::execute(&args).await?,
         }
