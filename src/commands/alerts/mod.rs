@@ -157,3 +157,102 @@ fn read_token(path: &Path) -> anyhow::Result<String> {
     }
     Ok(token.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> AlertsArgs {
+        AlertsArgs {
+            follow: true,
+            config: None,
+            url: None,
+            token_file: None,
+            json: false,
+        }
+    }
+
+    /// A gateway config in `dir` with `[console]` lines `console`.
+    fn config(dir: &Path, console: &str) -> PathBuf {
+        let path = dir.join("venue.toml");
+        let text = format!(
+            "[venue]\nid = \"v\"\ngateway_id = \"gw\"\n[output]\nstore = \"file://{d}/store\"\n\
+             spool_dir = \"{d}/spool\"\n[console]\n{console}",
+            d = dir.display()
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn the_url_defaults_to_the_local_console_and_gets_the_events_path() {
+        assert_eq!(
+            target(&args()).unwrap().url,
+            "http://127.0.0.1:8080/api/events"
+        );
+        for url in [
+            "http://gw:8080",
+            "http://gw:8080/",
+            "http://gw:8080/api/events",
+        ] {
+            let a = AlertsArgs {
+                url: Some(url.into()),
+                ..args()
+            };
+            assert_eq!(target(&a).unwrap().url, "http://gw:8080/api/events");
+        }
+        let bad = AlertsArgs {
+            url: Some("gw:8080".into()),
+            ..args()
+        };
+        assert!(target(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("http://host:port"));
+    }
+
+    #[test]
+    fn a_config_gives_the_address_on_loopback_and_the_token_trimmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "  0123456789abcdef-token\n").unwrap();
+        let cfg = config(
+            dir.path(),
+            &format!(
+                "listen = \"0.0.0.0:8181\"\ntoken_file = \"{}\"\n",
+                token.display()
+            ),
+        );
+        let t = target(&AlertsArgs {
+            config: Some(cfg),
+            ..args()
+        })
+        .unwrap();
+        assert_eq!(t.url, "http://127.0.0.1:8181/api/events");
+        assert_eq!(t.token.as_deref(), Some("0123456789abcdef-token"));
+        assert!(
+            !format!("{t:?}").contains("0123456789abcdef"),
+            "Debug hides the token"
+        );
+    }
+
+    #[test]
+    fn a_config_with_the_console_off_or_an_empty_token_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let off = config(dir.path(), "listen = \"\"\n");
+        let e = target(&AlertsArgs {
+            config: Some(off),
+            ..args()
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("serves no console"), "{e:#}");
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, "\n").unwrap();
+        let e = target(&AlertsArgs {
+            token_file: Some(empty),
+            ..args()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("is empty"), "{e}");
+    }
+}
