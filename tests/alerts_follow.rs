@@ -1,7 +1,7 @@
 //! `pitchside alerts --follow` against the real console of a running
 //! `pitchside run` (simulator with anomalies, console on a free port): the
 //! alerts the gateway raises are printed, as text and as JSON, and are the
-//! ones in its `alerts` table; the follower picks the stream up again when
+//! ones in its `alerts` table; an ack made on the console is printed; the follower picks the stream up again when
 //! the gateway restarts; with a token configured, a wrong token ends the
 //! command with what to do and the right one (here from the gateway's own
 //! config) lets it in.
@@ -67,6 +67,24 @@ impl Drop for Follower {
     }
 }
 
+/// `POST /api/alerts/{alert_id}/ack` with `body` on the console; the whole answer.
+fn ack(port: u16, alert_id: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    let path = format!("/api/alerts/{}/ack", alert_id.replace('/', "%2F"));
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
 /// The exit code of `child` once it ends (within [`T`]; `None` if it does not).
 fn wait_exit(child: &mut Child) -> Option<i32> {
     let mut code = None;
@@ -102,6 +120,12 @@ fn alerts_follow_prints_the_gateways_alerts_and_picks_up_again_after_a_restart()
     let printed: serde_json::Value =
         serde_json::from_str(&json.out.wait_line("\"kind\":\"anomaly\"", T)).unwrap();
     let alert_id = printed["alert_id"].as_str().unwrap().to_string();
+
+    // Someone acknowledges it on a console: both followers print the ack.
+    let answer = ack(console, &alert_id, r#"{"by":"Dr Khan","note":"seen"}"#);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    text.wait_for(&format!(" ACK {alert_id} by Dr Khan: seen"), 1);
+    json.wait_for("\"by\":\"Dr Khan\"", 1);
 
     gw.stop();
     let table = rows(&dir.path().join("store"), "alerts");
@@ -148,4 +172,41 @@ fn with_a_token_a_wrong_one_is_refused_and_the_configs_own_lets_the_follower_in(
     let follower = Follower::start(&["--config", cfg.to_str().unwrap()]);
     follower.wait_for(" ANOMALY ", 1);
     gw.stop();
+}
+
+#[test]
+fn with_a_notify_cooldown_the_console_shows_each_key_once_while_the_table_keeps_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let (metrics, console) = (free_port(), free_port());
+    let cfg = VenueConfig::fast(dir.path(), metrics)
+        .set_str("console", "listen", format!("127.0.0.1:{console}"))
+        .set_str("alerts", "notify_cooldown", "1h")
+        .extra("[sources.simulator]\nrate = 400\nanomaly_rate = 0.2\nfatigue_rate = 0.0\n")
+        .write();
+    let gw = Gateway::start(&cfg, metrics, &[]);
+    let json = Follower::start(&["--url", &format!("http://127.0.0.1:{console}"), "--json"]);
+    json.wait_for("\"kind\":\"anomaly\"", 5);
+    gw.wait_metric("pitchside_notify_suppressed_total", 20.0, T);
+    let raised = gw.metric("pitchside_alerts_total");
+    gw.stop();
+
+    let keys: Vec<(String, String, String)> = json
+        .out
+        .all()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "anomaly")
+        .map(|v| {
+            let k = |f: &str| v[f].as_str().unwrap().to_string();
+            (k("sensor"), k("device_id"), k("metric"))
+        })
+        .collect();
+    let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
+    assert_eq!(distinct.len(), keys.len(), "a key shown twice: {keys:?}");
+    let table = rows(&dir.path().join("store"), "alerts").len() as f64;
+    assert!(
+        table >= raised && table > keys.len() as f64,
+        "the table keeps every alert: {table} rows, {raised} raised, {} shown",
+        keys.len()
+    );
 }
