@@ -210,3 +210,59 @@ fn with_a_notify_cooldown_the_console_shows_each_key_once_while_the_table_keeps_
         keys.len()
     );
 }
+
+#[test]
+fn over_https_the_follower_trusts_exactly_the_certificate_in_the_gateways_config() {
+    if !have(&["openssl"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (crt, key) = (dir.path().join("c.crt"), dir.path().join("c.key"));
+    // As an operator makes one: self-signed (and so marked as a CA).
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args([
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&crt)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let (metrics, console) = (free_port(), free_port());
+    let cfg = VenueConfig::fast(dir.path(), metrics)
+        .set_str("console", "listen", format!("127.0.0.1:{console}"))
+        .set(
+            "console",
+            "tls",
+            format!(
+                "{{ cert = \"{}\", key = \"{}\" }}",
+                crt.display(),
+                key.display()
+            ),
+        )
+        .extra("[sources.simulator]\nrate = 400\nanomaly_rate = 0.02\nfatigue_rate = 0.0\n")
+        .write();
+    let gw = Gateway::start(&cfg, metrics, &[]);
+    let pinned = Follower::start(&["--config", cfg.to_str().unwrap()]);
+    let system = Follower::start(&["--url", &format!("https://127.0.0.1:{console}")]);
+    pinned.wait_for(" ANOMALY ", 1);
+    assert!(
+        wait_until(T, || system.err.count("certificate") >= 1),
+        "without the pin the system's roots refuse it: {:?}",
+        system.err.all()
+    );
+    assert_eq!(system.out.all().len(), 0);
+    gw.stop();
+}

@@ -46,9 +46,7 @@ impl Follower {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(5));
         if !target.roots.is_empty() {
-            let certs = reqwest::Certificate::from_pem_bundle(&target.roots)
-                .context("console.tls.cert holds no usable PEM certificate")?;
-            builder = builder.tls_certs_merge(certs);
+            builder = builder.tls_backend_preconfigured(super::pin::pinned_config(&target.roots)?);
         }
         Ok(Follower {
             client: builder.build().context("cannot set up the HTTP client")?,

@@ -4,10 +4,12 @@
 //! (Server-Sent Events). Reconnects by itself when the gateway restarts.
 //!
 //! Parts: `sse` (the event-stream parser), `line` (the text for a
-//! person), `follow` (the connection loop).
+//! person), `follow` (the connection loop), `pin` (trusting the console's
+//! own certificate).
 
 mod follow;
 mod line;
+mod pin;
 pub mod sse;
 
 use crate::config;
@@ -45,8 +47,8 @@ pub struct Target {
     pub url: String,
     /// The bearer token, if the console needs one.
     pub token: Option<String>,
-    /// PEM certificates to trust besides the system's (the console's own
-    /// certificate, from its config).
+    /// The console's own certificate (PEM, from its config): when given,
+    /// the server must show exactly it (pinned); otherwise the system's roots.
     pub roots: Vec<u8>,
 }
 
