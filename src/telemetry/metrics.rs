@@ -359,6 +359,8 @@ alerts_published_total counter
 alerts_dropped_total counter
 alerts_disconnects_total counter
 alerts_queued gauge
+notify_suppressed_total counter
+notify_evictions_total counter
 input_rows_per_second gauge
 state_keys gauge
 state_bytes gauge
