@@ -1,6 +1,7 @@
 //! `alerts.notify_cooldown` live: a flapping device over MQTT raises many
 //! alerts; with a cooldown of an hour each key notifies once (one MQTT
-//! message, one log line) while the `alerts` table holds every alert.
+//! message, one log line) while the `alerts` table holds every alert, and
+//! `pitchside status` says how many were held back.
 
 mod common;
 
@@ -65,6 +66,19 @@ fn a_flapping_device_notifies_once_per_key_while_the_alerts_table_keeps_every_al
         "a flapping device alerts often: {alerts_total}"
     );
     gw.wait_metric("pitchside_notify_suppressed_total", alerts_total - 2.0, T);
+    eprintln!("{alerts_total} alerts raised, 2 notified");
+    let status = bin()
+        .args(["status", "--addr", &format!("127.0.0.1:{}", rig.metrics)])
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains(&format!(
+            "notify      {} alerts not notified within alerts.notify_cooldown",
+            alerts_total - 2.0
+        )),
+        "{status}"
+    );
     std::thread::sleep(Duration::from_millis(500));
     let log = gw.stop();
 

@@ -265,6 +265,13 @@ fn input_lines(m: &BTreeMap<String, f64>) -> String {
         v("pitchside_alerts_total"),
         v("pitchside_fatigue_alerts_total")
     );
+    let held = v("pitchside_notify_suppressed_total");
+    if held > 0.0 {
+        let _ = writeln!(
+            o,
+            "notify      {held} alerts not notified within alerts.notify_cooldown (all in the tables)"
+        );
+    }
     for k in ["wearable", "pitch", "crowd", "generic"] {
         if let Some(w) = m.get(&format!("pitchside_watermark_seconds{{sensor=\"{k}\"}}")) {
             let _ = writeln!(o, "watermark   {k:<9} {}", when(*w));
