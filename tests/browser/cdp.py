@@ -60,6 +60,7 @@ class Browser:
             "--disable-default-apps",
             "--mute-audio",
             "--password-store=basic",
+            "--no-proxy-server",
             "about:blank",
         ]
         if os.geteuid() == 0:

@@ -1,7 +1,7 @@
 """Serves the console page on a fixed state doc, for layout checks that must
 not depend on live data: the three assets straight from src/console/assets,
 GET /api/state = fixtures/state.json, and GET /api/events sending that doc as
-a `state` event every second. Nothing else (no acks, no pause): the live
+a `state` event every second (the API answers 503 while a test holds it). Nothing else (no acks, no pause): the live
 behaviour is tested against the real gateway in test_console_live.py.
 
 Run by hand to look at the page: `python3 tests/browser/fixture_server.py [port]`.
@@ -46,6 +46,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, (ASSETS / name).read_bytes(), ctype)
         elif path == "/api/state":
             self._send(200, FIXTURE.read_bytes(), "application/json")
+        elif path.startswith("/api/") and self.server.holding.is_set():
+            self._send(503, b"held", "text/plain")
         elif path == "/api/events":
             self._events()
         else:
@@ -58,7 +60,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         seq = 0
         try:
-            while not self.server.stopping.is_set():
+            while not (self.server.stopping.is_set() or self.server.holding.is_set()):
                 seq += 1
                 doc = json.dumps(json.loads(FIXTURE.read_text()))
                 self.wfile.write(f"id: {seq}\nevent: state\ndata: {doc}\n\n".encode())
@@ -75,9 +77,18 @@ class FixtureServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.httpd.stopping = threading.Event()
+        # Set: open event streams end and the API answers 503, as while a gateway restarts.
+        self.httpd.holding = threading.Event()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
+
+    def hold_events(self, on: bool) -> None:
+        """Ends every event stream and answers the API with 503 (on), or serves it again."""
+        if on:
+            self.httpd.holding.set()
+        else:
+            self.httpd.holding.clear()
 
     def close(self) -> None:
         self.httpd.stopping.set()

@@ -15,7 +15,7 @@
   var localItems = new Map();  // feed key -> alert received as an event
   var localAcks = new Map();   // alert_id -> [ack] received as events or replies
   var deviceNow = new Map();   // sensor/device_id -> silent, from device events since the last state
-  var source = null, lastMessage = 0, retryMs = 1000, retryTimer = 0, live = false;
+  var source = null, lastMessage = 0, retryMs = 1000, retryTimer = 0, live = false, refusals = 0;
   var ackFor = null;           // the alert the ack form is open for
 
   function $(id) { return document.getElementById(id); }
@@ -459,10 +459,12 @@
     if (source) source.close();
     lastMessage = Date.now();
     var es = source = new EventSource('/api/events');
-    es.onopen = function () { retryMs = 1000; lastMessage = Date.now(); setConn(true); problem(''); };
+    es.onopen = function () { retryMs = 1000; refusals = 0; lastMessage = Date.now(); setConn(true); problem(''); };
     es.onerror = function () {
       setConn(false);
-      if (es.readyState === EventSource.CLOSED) retryLater();
+      if (es.readyState !== EventSource.CLOSED) return;
+      if (++refusals >= 2 && state) problem('The gateway refuses live updates (too many consoles open?): close one; this page keeps trying.');
+      retryLater();
     };
     function heard(fn) {
       return function (e) { lastMessage = Date.now(); if (!live) setConn(true); fn(e); };
@@ -492,10 +494,9 @@
         problem('Not signed in: open the console with the link that carries ?token=… (ask whoever runs the gateway).');
         throw new Error('unauthorized');
       }
-      if (r.status === 503) problem('Too many consoles are open on this gateway; close one and this page will connect.');
       if (!r.ok) throw new Error('HTTP ' + r.status);
       return r.json();
-    }).then(function (doc) { problem(''); applyState(doc); }, function (err) {
+    }).then(function (doc) { if (refusals < 2) problem(''); applyState(doc); }, function (err) {
       setConn(false);
       throw err;
     });
