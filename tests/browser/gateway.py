@@ -67,7 +67,7 @@ class Gateway:
     """`pitchside run` in `work`, console on `port` (a free one unless given)."""
 
     def __init__(self, binary: Path, work: Path, *, token: str | None = None, port: int | None = None,
-                 anomaly_rate: float = 0.01):
+                 anomaly_rate: float = 0.005):
         self.binary, self.work, self.token = binary, work, token
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"

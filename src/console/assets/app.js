@@ -177,13 +177,15 @@
     var fromState = state ? state.alerts || [] : [];
     for (var i = fromState.length - 1; i >= 0; i--) remember(feedKey(fromState[i]));
     fromState.forEach(function (a) { byKey.set(feedKey(a), a); });
+    var inState = new Set(byKey.keys());
     localItems.forEach(function (a, k) { if (!byKey.has(k)) byKey.set(k, a); });
     byKey.forEach(function (a, k) { list.push([order.get(k) || 0, k, a]); });
     list.sort(function (x, y) { return y[0] - x[0]; });
     list = list.slice(0, FEED_MAX);
     var keep = new Set(list.map(function (x) { return x[1]; }));
     localItems.forEach(function (_, k) { if (!keep.has(k)) localItems.delete(k); });
-    order.forEach(function (_, k) { if (!keep.has(k) && !localItems.has(k)) order.delete(k); });
+    // Forget the place of what is gone from both, never of what the gateway still sends.
+    order.forEach(function (_, k) { if (!keep.has(k) && !inState.has(k)) order.delete(k); });
     return list.map(function (x) { return x[2]; });
   }
 
