@@ -221,8 +221,10 @@ class Page:
         """Polls `expression` until it is truthy; its value, or AssertionError naming `what`."""
         deadline = time.monotonic() + timeout
         value = None
+        # An element found counts as true (it has no JSON value of its own).
+        probe = f"(() => {{ const v = ({expression}); return v instanceof Node ? true : v; }})()"
         while True:
-            value = self.eval(expression)
+            value = self.eval(probe)
             if value:
                 return value
             if time.monotonic() > deadline:

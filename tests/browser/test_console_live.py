@@ -99,7 +99,7 @@ def test_an_ack_on_one_tablet_shows_on_another(page, second_page, gateway):
     page.wait("document.getElementById('ack-panel').hidden", 5, "the form closed after a 200")
     page.wait(f"(document.querySelector('{sel} .acked') || {{}}).innerText", 3, "the ack on this tablet")
     assert page.text(f"{sel} .acked").startswith("Seen by Dr Test")
-    second_page.wait(f"((document.querySelector('{sel} .acked') || {{}}).innerText || '').startswith('Seen by Dr Test')",
+    second_page.wait(f"((document.querySelector('{sel} .acked') || {{}}).innerText || '').startsWith('Seen by Dr Test')",
                      3, "the ack on the other tablet")
     assert "ice pack on" in second_page.text(sel)
     not_reloaded(second_page)

@@ -150,7 +150,7 @@
     }
     var z = Number(a.z_score), digits = (METRICS[a.metric] || [0, 0, 2])[2];
     var text = metricText(a.metric, a.value) + ', far ' + (z >= 0 ? 'above' : 'below') + ' usual ' +
-      num(a.baseline_mean, digits) + ' ± ' + num(a.baseline_std, digits) + ' (z ' + (z >= 0 ? '+' : '') + num(z, 1) + ')';
+      num(a.baseline_mean, digits) + '\u00a0±\u00a0' + num(a.baseline_std, digits) + ' (z\u00a0' + (z >= 0 ? '+' : '−') + num(Math.abs(z), 1) + ')';
     if (a.delivery_id != null) text += ', delivery ' + a.delivery_id;
     if (a.player_id != null && a.device_id) text += ' · ' + a.device_id;
     return ['ANOMALY', text, a.event_time || a.detected_at];
