@@ -133,8 +133,8 @@ def test_a_strap_that_stops_is_marked_silent_and_then_back(page, gateway):
     row = '#devices .device.silent[data-device-id="band-92"]'
     page.wait(f"document.querySelector('{row}')", 3, "the device row marked silent")
     assert "SILENT" in page.text(row) and "S. Lent #92" in page.text(row)
-    assert page.eval(f"[...document.querySelectorAll('#devices .device')].findIndex(e => e.matches('{row}'))") < \
-        page.eval("document.querySelectorAll('#devices .device.silent').length"), "silent devices are listed first"
+    order = page.eval("[...document.querySelectorAll('#devices .device')].map(e => e.classList.contains('silent'))")
+    assert order == sorted(order, reverse=True), f"silent devices are listed first: {order}"
     page.wait(f"""[...document.querySelectorAll('{ALERTS}.kind-device')]
         .some(e => e.innerText.includes('SILENT') && e.querySelector('.who').innerText.includes('#92'))""",
               3, "a SILENT entry in the feed naming the player")

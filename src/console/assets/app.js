@@ -350,8 +350,11 @@
   }
 
   function renderDevices() {
-    var all = state.devices || [];
-    var silent = all.filter(function (d) { return isSilent(d.sensor, d); }).length;
+    // Silent first (a device event may have changed one since the doc), else the gateway's order.
+    var flagged = (state.devices || []).map(function (d, i) { return [!isSilent(d.sensor, d), i, d]; });
+    flagged.sort(function (x, y) { return x[0] - y[0] || x[1] - y[1]; });
+    var all = flagged.map(function (x) { return x[2]; });
+    var silent = flagged.filter(function (x) { return !x[0]; }).length;
     var shown = all.slice(0, DEVICES_SHOWN);
     sync($('devices'), shown, function (d) { return devKey(d.sensor, d.device_id); }, makeDevice, updateDevice);
     setText($('devices-summary'), all.length + ' tracked' + (silent ? ', ' + silent + ' SILENT' : ', all sending'));
