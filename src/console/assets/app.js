@@ -325,8 +325,8 @@
 
   function renderCrowd() {
     sync($('crowd'), state.crowd || [], function (d) { return d.zone_id + '/' + d.device_id; }, makeTile('zone', 2), function (el, d) {
-      el.dataset.zoneId = d.zone_id;
-      updateTile(el, 'crowd', 'Zone ' + d.zone_id, [[num(d.decibels, 1), 'dB'], [num(d.density, 2), 'per m²']], d);
+      el.dataset.zoneId = d.zone_id || '';
+      updateTile(el, 'crowd', d.zone_id ? 'Zone ' + d.zone_id : d.device_id, [[num(d.decibels, 1), 'dB'], [num(d.density, 2), 'per m²']], d);
     });
   }
 
