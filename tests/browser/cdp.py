@@ -275,6 +275,10 @@ class Page:
                for e in self.browser.events(self.session, "Runtime.exceptionThrown")]
         out += [" ".join(str(a.get("value", a.get("description", ""))) for a in e.get("args", []))
                 for e in self.browser.events(self.session, "Runtime.consoleAPICalled") if e.get("type") == "error"]
+        # Content-Security-Policy violations and other browser complaints (network
+        # failures are left out: a gateway restarting is expected in some tests).
+        out += [f"{e['entry']['source']}: {e['entry']['text']}" for e in self.browser.events(self.session, "Log.entryAdded")
+                if e["entry"]["level"] in ("error", "warning") and e["entry"]["source"] != "network"]
         return out
 
     def close(self) -> None:
