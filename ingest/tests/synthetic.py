@@ -3,7 +3,9 @@
 The real gateway (`pitchside replay`) never writes the same row into two files
 within one run, so the awkward cases of the MERGE — a re-uploaded file, a window
 re-emitted by a newer file, identical rejects, a row after midnight in a file
-dated the day before — are built here by hand, in the gateway's exact layout
+dated the day before, an ack written again after a journal replay, one person
+acking an alert twice, a device silent and back at one instant — are built here
+by hand, in the gateway's exact layout
 and schema (`arrow_batch.file_schema`, which a test checks against SPEC §5).
 
 `write_outbox(store, part)` writes part 1 (the first upload) or part 2 (later
