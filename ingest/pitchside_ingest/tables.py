@@ -14,11 +14,10 @@ Besides the gateway's own columns, every lakehouse table has derived columns:
 
 * `date` (DATE): the UTC date of the row's own time column (`event_time`,
   `window_start`, `received_at`, `timestamp`, `acked_at` or `at`). It is a
-  partition column. It is
-  *not* the `date=` folder of the file: that is the date of the file's earliest
-  row, so the same row re-emitted in another file could land in another folder,
-  while a date derived from the row is always the same, which lets the MERGE
-  predicate prune on it safely.
+  partition column. It is *not* the `date=` folder of the file: that is the
+  date of the file's earliest row, so the same row re-emitted in another file
+  could land in another folder, while a date derived from the row is always the
+  same, which lets the MERGE predicate prune on it safely.
 * `source_file` (STRING): the gateway file the row came from,
   `{gateway_id}-{seq:012}.parquet` (lineage; for windows, the newer file wins).
 * `occurrence` (BIGINT, `rejects` only): 1 for the first of identical rejects in
