@@ -107,15 +107,6 @@ impl Token {
     }
 }
 
-/// The value of `name` in a query string (`a=1&token=…`), percent-decoded.
-pub fn query_param(query: &str, name: &str) -> Option<String> {
-    query
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == name)
-        .and_then(|(_, v)| super::routes::percent_decode(v))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,14 +156,5 @@ mod tests {
         assert!(t.admits(&h));
         h.insert(COOKIE, HeaderValue::from_static("pitchside_token=nope"));
         assert!(!t.admits(&h));
-    }
-
-    #[test]
-    fn query_token_is_found_and_decoded() {
-        assert_eq!(
-            query_param("x=1&token=a%2Bb", "token").as_deref(),
-            Some("a+b")
-        );
-        assert_eq!(query_param("x=1", "token"), None);
     }
 }

@@ -16,7 +16,7 @@
 //! `alert`, `fatigue`, `device`, `ack`, `health`, `state` every second);
 //! `POST /api/alerts/{alert_id}/ack`; `POST /api/health/pause|resume`.
 //! Parts: [`auth`] (token), [`tls`], [`routes`] (handlers and limits),
-//! [`server`] (connections), [`hub`], [`feed`], [`journal`] (acks in the input journal).
+//! [`server`] (connections), [`hub`], [`feed`], [`journal`] (acks in the input journal), [`url`].
 
 pub mod assets;
 pub mod auth;
@@ -27,6 +27,7 @@ pub mod journal;
 pub mod routes;
 pub mod server;
 pub mod tls;
+pub mod url;
 
 pub use feed::{Command, ConsoleFeed, COMMAND_QUEUE};
 

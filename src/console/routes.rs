@@ -2,10 +2,11 @@
 //! See the module docs of [`super`] for the list.
 
 use super::assets;
-use super::auth::{query_param, Token, COOKIE_NAME};
+use super::auth::{Token, COOKIE_NAME};
 use super::doc::ack_json;
 use super::feed::Command;
 use super::hub::SharedHub;
+use super::url::{percent_decode, query_param};
 use crate::telemetry::ConsoleStats;
 use crate::util::time::now_micros;
 use bytes::Bytes;
@@ -300,24 +301,6 @@ pub fn parse_ack(body: &[u8]) -> Result<(String, Option<String>), String> {
     Ok((by, note))
 }
 
-/// `%XX` escapes decoded; `None` when they are broken or the result is not UTF-8.
-pub fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 fn full(status: StatusCode, body: Bytes, content_type: &'static str) -> Response<Body> {
     let mut r = Response::new(BodyExt::boxed(Full::new(body)));
     *r.status_mut() = status;
@@ -380,15 +363,5 @@ mod tests {
         let note = format!(r#"{{"by":"a","note":"{}"}}"#, "x".repeat(501));
         assert!(parse_ack(note.as_bytes()).unwrap_err().starts_with("note:"));
         assert!(parse_ack(br#"{"who":"a"}"#).is_err());
-    }
-
-    #[test]
-    fn alert_ids_are_percent_decoded() {
-        assert_eq!(
-            percent_decode("demo%2Fwearable%2Fb-7").as_deref(),
-            Some("demo/wearable/b-7")
-        );
-        assert_eq!(percent_decode("a%2"), None);
-        assert_eq!(percent_decode("%ff"), None);
     }
 }

@@ -79,6 +79,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     flush.tick().await;
     report.tick().await;
     let mut console_tick = tokio::time::interval(Duration::from_secs(1));
+    console_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut batch = Vec::with_capacity(256);
     loop {
         tokio::select! {
