@@ -183,6 +183,14 @@ fn an_ack_reaches_every_console_and_survives_kill_9_after_its_200() {
     // Bad input is refused with a reason.
     let r = http(port, "POST", &path, &[], r#"{"by":""}"#);
     assert_eq!((r.status, r.body.as_str()), (400, "by: 1-64 characters"));
+    assert_eq!(
+        http(port, "POST", "/api/alerts/ack", &[], r#"{"by":"x"}"#).status,
+        404
+    );
+    assert_eq!(
+        http(port, "POST", "/api/alerts//ack", &[], r#"{"by":"x"}"#).status,
+        400
+    );
     let long_note = format!(r#"{{"by":"x","note":"{}"}}"#, "n".repeat(501));
     assert_eq!(http(port, "POST", &path, &[], &long_note).status, 400);
 
@@ -326,6 +334,23 @@ fn oversized_heads_and_bodies_and_one_client_too_many_are_refused() {
         413
     );
 
+    // Odd paths and queries are answered, never crash the gateway.
+    for (method, path) in [
+        ("POST", "/api/alerts/%/ack"),
+        ("POST", "/api/alerts/%zz/ack"),
+        ("GET", "/?token"),
+        ("GET", "/?token=%zz"),
+        ("GET", "/?token="),
+        ("GET", "//api/state"),
+        ("POST", "/api/health/"),
+    ] {
+        let r = http(port, method, path, &[], "");
+        assert!(
+            (300..500).contains(&r.status),
+            "{method} {path}: {}",
+            r.status
+        );
+    }
     let _a = Events::open(port, &[]);
     let _b = Events::open(port, &[]);
     let r = get(port, "/api/events");

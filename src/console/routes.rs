@@ -92,9 +92,7 @@ pub async fn handle(app: &App, req: Request<Incoming>, conn: &Conn) -> Response<
         (Method::GET, "/api/events") => events(app, conn),
         (Method::POST, "/api/health/pause") => health(app, true).await,
         (Method::POST, "/api/health/resume") => health(app, false).await,
-        (Method::POST, p) if p.starts_with("/api/alerts/") && p.ends_with("/ack") => {
-            ack(app, req).await
-        }
+        (Method::POST, p) if ack_target(p).is_some() => ack(app, req).await,
         (_, "/" | "/app.js" | "/style.css" | "/api/state" | "/api/events") => {
             text(StatusCode::METHOD_NOT_ALLOWED, "use GET")
         }
@@ -193,8 +191,7 @@ async fn health(app: &App, pause: bool) -> Response<Body> {
 /// `POST /api/alerts/{alert_id}/ack` with `{"by", "note"}`: answered once
 /// the pipeline has journalled the ack.
 async fn ack(app: &App, req: Request<Incoming>) -> Response<Body> {
-    let path = req.uri().path();
-    let raw = &path["/api/alerts/".len()..path.len() - "/ack".len()];
+    let raw = ack_target(req.uri().path()).unwrap_or("");
     let alert_id = match percent_decode(raw).filter(|a| !a.is_empty() && a.len() <= 256) {
         Some(a) => a,
         None => {
@@ -232,6 +229,11 @@ async fn ack(app: &App, req: Request<Incoming>) -> Response<Body> {
         h.ack(&record, now_micros());
     }
     json_response(StatusCode::OK, &ack_json(&record, true))
+}
+
+/// The (still encoded) alert id of `/api/alerts/{alert_id}/ack`.
+fn ack_target(path: &str) -> Option<&str> {
+    path.strip_prefix("/api/alerts/")?.strip_suffix("/ack")
 }
 
 /// Sends a command to the pipeline task and waits for its answer.
