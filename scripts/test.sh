@@ -3,6 +3,7 @@
 # Idempotent: safe to run again; installs only what is missing.
 #   - Rust tests (unit, property, integration against the real binary)
 #   - Python tests of the lakehouse side (ingest/: local Spark + delta-rs)
+#   - browser tests of the venue console (tests/browser/: headless chromium)
 # Servers the tests start bind to 127.0.0.1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,8 @@ command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
 command -v mosquitto_pub >/dev/null 2>&1 || need_apt+=(mosquitto-clients)
 command -v socat >/dev/null 2>&1 || need_apt+=(socat)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# The console's browser tests drive Debian's chromium headless over the DevTools protocol.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # The unit file test runs `systemd-analyze verify` (no systemd needs to be running).
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -36,6 +39,11 @@ fi
 if ! python3 -c 'import pyspark, deltalake, pyarrow, pytest' >/dev/null 2>&1; then
   say "installing Python tools (ingest/requirements.txt)"
   timed "pip install (ingest)" python3 -m pip install -q -r ingest/requirements.txt
+fi
+
+if ! python3 -c 'import websocket' >/dev/null 2>&1; then
+  say "installing websocket-client (the browser tests' DevTools connection)"
+  timed "pip install websocket-client" python3 -m pip install -q "websocket-client==1.8.0"
 fi
 
 # Object-storage servers for the upload tests, each started by the tests on a
@@ -58,6 +66,10 @@ fi
 
 say "cargo test"
 cargo test --all-targets
+
+say "console browser tests (tests/browser/)"
+# Headless chromium against the binary cargo just built; saves docs/console.png.
+PITCHSIDE_BIN="$(pwd)/target/debug/pitchside" python3 -m pytest tests/browser -q
 
 say "lakehouse tests (ingest/)"
 # The ingest tests replay with the binary cargo just built.

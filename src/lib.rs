@@ -19,6 +19,7 @@
 //! | layer | what |
 //! |---|---|
 //! | [`commands`] | `run` (wiring, signals, reload), `replay`, `simulate`, `check-config`, `service-dropin`, `status`, `bench`; each command's options live beside it, `main.rs` only dispatches |
+//! | [`console`] | the venue console: HTTP server, token, TLS, SSE fan-out, the state doc, the embedded page |
 //! | [`telemetry`] | progress rows, Prometheus and `/healthz`, systemd |
 //! | [`sinks`] | encoder, Parquet, spool, uploader, store, MQTT alerts out |
 //! | [`sources`] | framing, serial, simulator, MQTT in |
@@ -39,6 +40,7 @@
 
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod model;
 pub mod mqtt;
 pub mod pipeline;

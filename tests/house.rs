@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Lowest first. A module may import from layers before its own.
-const LAYERS: [&str; 11] = [
+const LAYERS: [&str; 12] = [
     "model",
     "util",
     "config",
@@ -22,6 +22,7 @@ const LAYERS: [&str; 11] = [
     "sources",
     "sinks",
     "telemetry",
+    "console",
     "commands",
 ];
 

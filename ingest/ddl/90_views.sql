@@ -194,3 +194,96 @@ SELECT
   SUM(upload_failures) AS upload_failures
 FROM progress
 GROUP BY venue_id, gateway_id, date_trunc('MINUTE', timestamp);
+
+CREATE OR REPLACE VIEW open_alerts AS
+-- Alerts nobody has acknowledged on a venue console yet (SPEC §10): z-score
+-- alerts (kind 'anomaly') and fatigue alerts (kind 'fatigue') with no row in
+-- alert_acks, all gateways of a venue together. An ack from any console of
+-- the venue closes the alert. Filter by date or match_id: an alert of a match
+-- played without the console stays open here for ever.
+--
+-- alert_time: the event time the alert is about, the reading's event_time
+--   (anomaly) or the window_start of the minute (fatigue).
+-- value: the reading (anomaly) or the minute's mean heart rate (fatigue);
+--   z_score is NULL for fatigue alerts, device_id and zone_id too.
+WITH raised AS (
+  SELECT
+    'anomaly' AS kind,
+    alert_id,
+    venue_id,
+    gateway_id,
+    match_id,
+    player_id,
+    player_name,
+    zone_id,
+    sensor,
+    device_id,
+    metric,
+    value,
+    z_score,
+    event_time AS alert_time,
+    date
+  FROM alerts
+  UNION ALL
+  SELECT
+    'fatigue' AS kind,
+    alert_id,
+    venue_id,
+    gateway_id,
+    match_id,
+    player_id,
+    player_name,
+    CAST(NULL AS STRING) AS zone_id,
+    'wearable' AS sensor,
+    CAST(NULL AS STRING) AS device_id,
+    'heart_rate' AS metric,
+    heart_rate_mean AS value,
+    CAST(NULL AS DOUBLE) AS z_score,
+    window_start AS alert_time,
+    date
+  FROM fatigue_alerts
+)
+SELECT r.*
+FROM raised r
+LEFT ANTI JOIN alert_acks k
+  ON k.venue_id = r.venue_id AND k.alert_id = r.alert_id;
+
+CREATE OR REPLACE VIEW device_outages AS
+-- Device outages (SPEC §10): each `silent` device event with the `back` that
+-- ended it, per gateway (each gateway watches its own devices).
+--
+-- last_seen: arrival time of the device's last input before it went silent.
+-- silent_at: when the gateway reported it silent (last_seen + health.silent_after).
+-- back_at: arrival time of its next input; NULL when no `back` follows the
+--   `silent` (still silent at the latest data, or the gateway restarted before
+--   the device came back: the gateway does not keep its device list across a
+--   restart, so such an outage has no end here).
+-- outage_seconds: back_at - last_seen, how long nothing arrived from it.
+-- player_id / zone_id: where the device was last seen (wearables / crowd sensors).
+WITH ordered AS (
+  SELECT
+    e.*,
+    LEAD(event) OVER device AS next_event,
+    LEAD(at) OVER device AS next_at
+  FROM device_events e
+  WINDOW device AS (
+    PARTITION BY venue_id, gateway_id, sensor, device_id
+    -- At the same instant a `silent` comes before a `back`.
+    ORDER BY at, CASE event WHEN 'silent' THEN 0 ELSE 1 END
+  )
+)
+SELECT
+  venue_id,
+  gateway_id,
+  sensor,
+  device_id,
+  player_id,
+  zone_id,
+  last_seen,
+  at AS silent_at,
+  CASE WHEN next_event = 'back' THEN next_at END AS back_at,
+  CASE WHEN next_event = 'back' THEN (unix_micros(next_at) - unix_micros(last_seen)) / 1e6 END
+    AS outage_seconds,
+  date
+FROM ordered
+WHERE event = 'silent';

@@ -42,6 +42,18 @@ _ALERT_IDENTITY_COMMENTS = {
     "delivery_id": "delivery of the pitch event that raised the alert, if it gave one",
 }
 
+_CONSOLE_COMMENTS = {
+    ("alert_acks", "alert_id"): "the alert seen: alerts.alert_id or fatigue_alerts.alert_id",
+    ("alert_acks", "by"): "who acknowledged it, as typed on the venue console",
+    ("alert_acks", "note"): "their note, if any",
+    ("alert_acks", "acked_at"): "when (wall clock of the gateway)",
+    ("device_events", "player_id"): "the player the device was last seen on (wearables)",
+    ("device_events", "zone_id"): "the zone the device was last seen in (crowd sensors)",
+    ("device_events", "event"): "silent (nothing arrived for health.silent_after) or back (its first input after)",
+    ("device_events", "last_seen"): "arrival time of the last input of the device before this event",
+    ("device_events", "at"): "when the event was raised (arrival clock)",
+}
+
 
 def _column_comment(spec: TableSpec, name: str) -> str:
     if name == DATE_COLUMN:
@@ -52,6 +64,8 @@ def _column_comment(spec: TableSpec, name: str) -> str:
         return "1 for the first of identical rejects in one file, 2 for the second, ..."
     if name == "gateway_downtime_ms":
         return "ms of the window the gateway was not running (0: ran throughout; NULL: older gateway)"
+    if (spec.name, name) in _CONSOLE_COMMENTS:
+        return _CONSOLE_COMMENTS[(spec.name, name)]
     if spec.name == "alerts" and name in _ALERT_IDENTITY_COMMENTS:
         return f"{_ALERT_IDENTITY_COMMENTS[name]} (NULL for other kinds and older gateways)"
     return ""

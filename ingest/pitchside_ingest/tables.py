@@ -13,11 +13,11 @@ neither pyarrow nor pyspark:
 Besides the gateway's own columns, every lakehouse table has derived columns:
 
 * `date` (DATE): the UTC date of the row's own time column (`event_time`,
-  `window_start`, `received_at` or `timestamp`). It is a partition column. It is
-  *not* the `date=` folder of the file: that is the date of the file's earliest
-  row, so the same row re-emitted in another file could land in another folder,
-  while a date derived from the row is always the same, which lets the MERGE
-  predicate prune on it safely.
+  `window_start`, `received_at`, `timestamp`, `acked_at` or `at`). It is a
+  partition column. It is *not* the `date=` folder of the file: that is the
+  date of the file's earliest row, so the same row re-emitted in another file
+  could land in another folder, while a date derived from the row is always the
+  same, which lets the MERGE predicate prune on it safely.
 * `source_file` (STRING): the gateway file the row came from,
   `{gateway_id}-{seq:012}.parquet` (lineage; for windows, the newer file wins).
 * `occurrence` (BIGINT, `rejects` only): 1 for the first of identical rejects in
@@ -251,6 +251,37 @@ TABLES: tuple[TableSpec, ...] = (
         key=("venue_id", "gateway_id", "timestamp"),
         mode=INSERT_ONLY,
         comment="Gateway progress rows every metrics.progress_interval (SPEC §6).",
+    ),
+    TableSpec(
+        name="alert_acks",
+        columns=_cols(
+            *_GATEWAY, "alert_id:string", "by:string", "note:string?", "acked_at:timestamp",
+        ),
+        time_column="acked_at",
+        # An ack is a fact: who saw which alert when. The same person acking the
+        # same alert again later is a second fact (a second row); the same ack in
+        # a re-uploaded file, or re-written after the gateway replays its journal
+        # (same acked_at), is one. `note` is not part of it: one person cannot
+        # ack one alert twice in the same microsecond with two notes.
+        key=("venue_id", "gateway_id", "alert_id", "by", "acked_at"),
+        mode=INSERT_ONLY,
+        change_data_feed=True,
+        comment="Acknowledgements of alerts on the venue console (SPEC §10), one row per ack.",
+    ),
+    TableSpec(
+        name="device_events",
+        columns=_cols(
+            *_GATEWAY, "sensor:string", "device_id:string", "player_id:long?", "zone_id:string?",
+            "event:string", "last_seen:timestamp", "at:timestamp",
+        ),
+        time_column="at",
+        # A device has at most one event of a kind at one instant on one gateway.
+        # player_id and zone_id describe the device (where it was last seen) and
+        # are left out: nullable, and not what tells two events apart.
+        key=("venue_id", "gateway_id", "sensor", "device_id", "event", "at"),
+        mode=INSERT_ONLY,
+        change_data_feed=True,
+        comment="Device health events (SPEC §10): a device went silent, or came back.",
     ),
 )
 

@@ -16,6 +16,8 @@ VIEW_NAMES: tuple[str, ...] = (
     "alerts_per_player_match",
     "fleet_health",
     "fleet_health_timeline",
+    "open_alerts",
+    "device_outages",
 )
 
 

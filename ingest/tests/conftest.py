@@ -57,12 +57,17 @@ def pitchside_bin() -> Path:
 
 
 def replay(binary: Path, workdir: Path, input_path: Path, outbox: Path,
-           venue: str = gateway_input.VENUE, gateway: str = gateway_input.GATEWAY) -> None:
-    """Run `pitchside replay` with a test config; spool and state under workdir."""
+           venue: str = gateway_input.VENUE, gateway: str = gateway_input.GATEWAY,
+           extra_config: str = "", extra_args: tuple[str, ...] = ()) -> None:
+    """Run `pitchside replay` with a test config; spool and state under workdir.
+
+    `extra_config` is appended to the config file, `extra_args` to the command.
+    """
     config = workdir / "pitchside.toml"
-    config.write_text(gateway_input.config_toml(workdir, venue, gateway))
+    config.write_text(gateway_input.config_toml(workdir, venue, gateway) + extra_config)
     result = subprocess.run(
-        [str(binary), "replay", "--config", str(config), "--input", str(input_path), "--output", str(outbox)],
+        [str(binary), "replay", "--config", str(config), "--input", str(input_path), "--output", str(outbox),
+         *extra_args],
         capture_output=True, timeout=300,
     )
     assert result.returncode == 0, f"pitchside replay failed:\n{result.stderr.decode()[-3000:]}"

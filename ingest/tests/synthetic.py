@@ -3,7 +3,9 @@
 The real gateway (`pitchside replay`) never writes the same row into two files
 within one run, so the awkward cases of the MERGE — a re-uploaded file, a window
 re-emitted by a newer file, identical rejects, a row after midnight in a file
-dated the day before — are built here by hand, in the gateway's exact layout
+dated the day before, an ack written again after a journal replay, one person
+acking an alert twice, a device silent and back at one instant — are built here
+by hand, in the gateway's exact layout
 and schema (`arrow_batch.file_schema`, which a test checks against SPEC §5).
 
 `write_outbox(store, part)` writes part 1 (the first upload) or part 2 (later
@@ -158,6 +160,27 @@ def progress(minute: int, input_rows: int, late: int, rejected: int, uploaded_at
     )
 
 
+def alert_id(device: str, minute: float, sensor: str = "generic", metric: str = "temp") -> str:
+    """The id `alert(device, minute, ...)` gets."""
+    return alert(device, minute, 0.0, sensor, metric)["alert_id"]
+
+
+def ack(alert: str, by: str, t: datetime, note: str | None = None) -> dict:
+    """An `alert_acks` row: `by` saw `alert` (an alert_id) at t."""
+    return _gw(alert_id=alert, by=by, note=note, acked_at=t)
+
+
+def device_event(device: str, event: str, last_seen: datetime, t: datetime, sensor: str = "wearable",
+                 player_id: int | None = None, zone_id: str | None = None) -> dict:
+    """A `device_events` row: `device` went `silent` or came `back` at t."""
+    return _gw(sensor=sensor, device_id=device, player_id=player_id, zone_id=zone_id, event=event,
+               last_seen=last_seen, at=t)
+
+
+def fatigue_id(minute: int) -> str:
+    return fatigue(minute, 0.0)["alert_id"]
+
+
 NEAR_MIDNIGHT = datetime(2026, 11, 29, 23, 59, 50, tzinfo=timezone.utc)
 AFTER_MIDNIGHT = datetime(2026, 11, 30, 0, 0, 10, tzinfo=timezone.utc)
 
@@ -176,6 +199,20 @@ def write_outbox(store: Path, part: int) -> None:
         write_file(store, "late", 1, [{**reading("g-1", at(0, 5), 19.0), "watermark": at(0, 30)}])
         write_file(store, "rejects", 1, [reject(b"{oops", at(0)), reject(b"{oops", at(0)), reject(b"[1]", at(1))])
         write_file(store, "progress", 1, [progress(0, 100, 0, 3, None), progress(1, 50, 1, 0, at(1))])
+        write_file(store, "alert_acks", 1, [
+            ack(alert_id("g-1", 1), "Dr Khan", at(1, 30), "seen"),
+            ack(fatigue_id(3), "Physio", at(4)),
+            # The same person again, later: a second fact, kept.
+            ack(alert_id("g-1", 1), "Dr Khan", at(3), "still high"),
+        ])
+        write_file(store, "device_events", 1, [
+            device_event("w-7", "silent", at(2), at(2, 15), player_id=7),
+            device_event("w-7", "back", at(2), at(2, 40), player_id=7),
+            device_event("slm-1", "silent", at(3), at(3, 15), "crowd", zone_id="north"),
+            # Silent and back at the same instant (its own input advanced the clock).
+            device_event("p-1", "back", at(3, 45), at(4), "pitch"),
+            device_event("p-1", "silent", at(3, 45), at(4), "pitch"),
+        ])
     else:
         # Re-emitted alert (same id) plus a new one.
         write_file(store, "alerts", 2, [alert("g-1", 1, 30.0), alert("g-1", 5, 40.0)])
@@ -186,13 +223,36 @@ def write_outbox(store: Path, part: int) -> None:
         # One of the identical rejects again (dropped), and a new one.
         write_file(store, "rejects", 2, [reject(b"{oops", at(0)), reject(b"nope", at(2))])
         write_file(store, "progress", 2, [progress(1, 50, 1, 0, at(1)), progress(2, 70, 0, 1, at(2))])
+        # An ack written again (a journal replay after a crash: same acked_at), and a new one.
+        write_file(store, "alert_acks", 2, [
+            ack(alert_id("g-1", 1), "Dr Khan", at(1, 30), "seen"),
+            ack(alert_id("g-1", 5), "Dr Khan", at(6)),
+        ])
+        # w-7's back again (dropped), slm-1 back, w-7 silent again (no back yet).
+        write_file(store, "device_events", 2, [
+            device_event("w-7", "back", at(2), at(2, 40), player_id=7),
+            device_event("slm-1", "back", at(3), at(3, 50), "crowd", zone_id="north"),
+            device_event("w-7", "silent", at(5), at(5, 15), player_id=7),
+        ])
 
 
 # Rows each table holds after part 1, and after parts 1 and 2.
 EXPECTED_ROWS_PART1 = {
     "alerts": 2, "windows_wearable": 4, "windows_pitch": 4, "windows_crowd": 0,
     "windows_generic": 0, "fatigue_alerts": 1, "raw": 4, "late": 1, "rejects": 3, "progress": 2,
+    "alert_acks": 3, "device_events": 5,
 }
 EXPECTED_ROWS_BOTH = {
     **EXPECTED_ROWS_PART1, "alerts": 3, "windows_wearable": 5, "raw": 5, "rejects": 4, "progress": 3,
+    "alert_acks": 4, "device_events": 7,
+}
+
+# After parts 1 and 2: the alerts nobody acked (kind, alert_id), and the outages
+# (device, silent_at, back_at, outage_seconds) of `device_outages`.
+EXPECTED_OPEN_ALERTS = {("anomaly", alert_id("g-2", 2))}
+EXPECTED_OUTAGES = {
+    ("w-7", at(2, 15), at(2, 40), 40.0),
+    ("slm-1", at(3, 15), at(3, 50), 50.0),
+    ("p-1", at(4), at(4), 15.0),
+    ("w-7", at(5, 15), None, None),
 }

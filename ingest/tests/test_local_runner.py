@@ -61,11 +61,12 @@ def test_a_run_after_new_files_adds_only_the_new_rows(store, tmp_path):
     assert counts(target) == synthetic.EXPECTED_ROWS_BOTH
     # Only part 2's files were read (the ingest log skips part 1's).
     assert {n: r.files for n, r in result.items() if r.files} == {
-        "alerts": 1, "windows_wearable": 1, "raw": 1, "rejects": 1, "progress": 1}
+        "alerts": 1, "windows_wearable": 1, "raw": 1, "rejects": 1, "progress": 1, "alert_acks": 1,
+        "device_events": 1}
     inserted = {n: r.rows_inserted for n, r in result.items()}
     assert inserted == {n: synthetic.EXPECTED_ROWS_BOTH[n] - synthetic.EXPECTED_ROWS_PART1[n] for n in TABLE_NAMES}
     # Insert-only tables keep every old row untouched.
-    for name in ("alerts", "raw", "rejects", "progress", "fatigue_alerts"):
+    for name in ("alerts", "raw", "rejects", "progress", "fatigue_alerts", "alert_acks", "device_events"):
         after = contents(target, name)
         assert all(row in after for row in before[name]), name
     # The re-emitted window from the newer file replaced the old one.
@@ -81,6 +82,20 @@ def test_identical_rejects_in_one_file_are_both_kept_and_never_duplicated(store,
     local_runner.run(str(store), target)
     oops = [(r["occurrence"], r["source_file"]) for r in contents(target, "rejects") if r["payload"] == b"{oops"]
     assert sorted(oops) == [(1, "gw-1-000000000001.parquet"), (2, "gw-1-000000000001.parquet")]
+
+
+def test_an_ack_is_who_saw_which_alert_when(store, tmp_path):
+    target = tmp_path / "delta"
+    synthetic.write_outbox(store, 2)
+    local_runner.run(str(store), target)
+    khan = sorted((r["acked_at"], r["note"], r["source_file"]) for r in contents(target, "alert_acks")
+                  if r["alert_id"] == synthetic.alert_id("g-1", 1))
+    # Acked twice by the same person: both kept; the copy in file 2 (same acked_at) added nothing.
+    assert khan == [(synthetic.at(1, 30), "seen", "gw-1-000000000001.parquet"),
+                    (synthetic.at(3), "still high", "gw-1-000000000001.parquet")]
+    p1 = sorted((r["event"], r["at"]) for r in contents(target, "device_events") if r["device_id"] == "p-1")
+    # Silent and back at the same instant are two events.
+    assert p1 == [("back", synthetic.at(4)), ("silent", synthetic.at(4))]
 
 
 def test_date_partition_is_the_rows_own_utc_date(store, tmp_path):
@@ -104,6 +119,10 @@ def test_change_data_feed_records_each_alert_once(store, tmp_path):
     changes = pa.table(dt.load_cdf(starting_version=0))
     kinds = changes.column("_change_type").to_pylist()
     assert kinds == ["insert"] * 3  # the re-emitted alert and the re-read file changed nothing
+    # The same for acks and device events: each once, as an insert.
+    for name in ("alert_acks", "device_events"):
+        changes = pa.table(DeltaTable(str(target / name)).load_cdf(starting_version=0))
+        assert changes.column("_change_type").to_pylist() == ["insert"] * synthetic.EXPECTED_ROWS_BOTH[name], name
 
 
 def test_a_file_missing_a_required_column_is_refused(tmp_path):
@@ -118,7 +137,7 @@ def test_a_file_missing_a_required_column_is_refused(tmp_path):
 def test_table_schema_and_partitions_match_the_ddl(store, tmp_path):
     target = tmp_path / "delta"
     local_runner.run(str(store), target)
-    for name in ("alerts", "rejects", "windows_pitch"):
+    for name in ("alerts", "rejects", "windows_pitch", "alert_acks", "device_events"):
         schema = pa.schema(DeltaTable(str(target / name)).schema())
         assert schema.names == table(name).table_column_names
 

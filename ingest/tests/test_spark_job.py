@@ -43,7 +43,7 @@ def test_job_reads_each_file_once_per_checkpoint(runs):
     read1, read2, read3 = runs["read"]
     assert read1 == {n: c for n, c in synthetic.EXPECTED_ROWS_PART1.items() if c}
     assert read2 == {"alerts": 2, "windows_wearable": 2, "windows_pitch": 0, "fatigue_alerts": 0,
-                     "raw": 2, "late": 0, "rejects": 2, "progress": 2}
+                     "raw": 2, "late": 0, "rejects": 2, "progress": 2, "alert_acks": 2, "device_events": 3}
     assert sum(read3.values()) == sum(read1.values()) + sum(read2.values())
 
 
@@ -89,6 +89,11 @@ def test_views_over_the_ingested_tables(spark, runs):
     assert (health.input_rows_1h, health.upload_lag_seconds, health.state_bytes) == (220, 0.0, 1002)
     timeline = spark.table("fleet_health_timeline").orderBy("minute").collect()
     assert [r.input_rows for r in timeline] == [100, 50, 70]
+
+    assert {(r.kind, r.alert_id) for r in spark.table("open_alerts").collect()} == synthetic.EXPECTED_OPEN_ALERTS
+    outages = {(r.device_id, r.silent_at, r.back_at, r.outage_seconds)
+               for r in spark.table("device_outages").collect()}
+    assert outages == {tuple(normalize(v) for v in o) for o in synthetic.EXPECTED_OUTAGES}
 
 
 def test_windows_files_without_gateway_downtime_ms_ingest_as_null(spark, tmp_path):

@@ -56,6 +56,10 @@ SPEC_COLUMNS = {
                 "alerts int64, evictions int64, spool_files int64, spool_bytes int64, "
                 "uploaded_files int64, upload_failures int64, last_upload_at ts?, "
                 "spool_evictions int64, duplicate_conflicts int64",
+    # SPEC §10.
+    "alert_acks": "venue_id str, gateway_id str, alert_id str, by str, note str?, acked_at ts",
+    "device_events": "venue_id str, gateway_id str, sensor str, device_id str, player_id int64?, "
+                     "zone_id str?, event str, last_seen ts, at ts",
 }
 _ARROW = {"str": pa.string(), "int64": pa.int64(), "double": pa.float64(),
           "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary()}
@@ -127,10 +131,10 @@ def test_checked_in_ddl_is_generated_from_the_catalogue():
     assert actual == expected, "run: cd ingest && python3 -m pitchside_ingest.ddl ddl"
 
 
-def test_change_data_feed_is_on_for_alert_tables_only():
+def test_change_data_feed_is_on_for_the_alert_and_device_event_tables_only():
     files = ddl.ddl_files()
     with_cdf = {n for n, text in files.items() if "enableChangeDataFeed" in text}
-    assert with_cdf == {"01_alerts.sql", "06_fatigue_alerts.sql"}
+    assert with_cdf == {"01_alerts.sql", "06_fatigue_alerts.sql", "11_alert_acks.sql", "12_device_events.sql"}
     assert all("PARTITIONED BY (venue_id, date)" in files[f"{i:02d}_{t}.sql"]
                for i, t in enumerate(TABLE_NAMES, start=1))
 

@@ -4,7 +4,7 @@
 //! stable order keeps diffs of scrapes readable).
 
 use super::exposition::{Exposition, Kind};
-use super::MetricsSnapshot;
+use super::{ConsoleStats, MetricsSnapshot};
 use crate::model::{RejectReason, SensorKind};
 use crate::pipeline::decode::unknown::UnknownFields;
 use crate::pipeline::PipelineCounters;
@@ -33,6 +33,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
     upload(&mut o, s);
     journal(&mut o, s);
     live_figures(&mut o, &s.sources, &s.alerts);
+    serve(&mut o, &CONSOLE_FIGURES, &s.console);
     progress(&mut o, &s.progress);
     o.into_text()
 }
@@ -218,6 +219,16 @@ const ALERT_FIGURES: [Figure<AlertStats>; 6] = [
     ("pitchside_notify_evictions_total", Kind::Counter, "Cooldown keys forgotten early (more than detector.max_keys cooling down).", |a| &a.notify_evictions),
 ];
 
+/// The live figures of the venue console, served after the alert output's.
+#[rustfmt::skip]
+const CONSOLE_FIGURES: [Figure<ConsoleStats>; 5] = [
+    ("pitchside_console_clients", Kind::Gauge, "Console event streams open now.", |c| &c.clients),
+    ("pitchside_console_requests_total", Kind::Counter, "Console HTTP requests answered.", |c| &c.requests),
+    ("pitchside_console_unauthorized_total", Kind::Counter, "Console requests refused for want of the token (401).", |c| &c.unauthorized),
+    ("pitchside_console_clients_dropped_total", Kind::Counter, "Console event streams dropped because the client fell behind.", |c| &c.clients_dropped),
+    ("pitchside_console_updates_dropped_total", Kind::Counter, "Alerts and device updates the console could not take (its inbox was full).", |c| &c.updates_dropped),
+];
+
 fn live_figures(o: &mut Exposition, s: &SourceStats, a: &AlertStats) {
     serve(o, &SOURCE_FIGURES, s);
     serve(o, &ALERT_FIGURES, a);
@@ -361,6 +372,11 @@ alerts_disconnects_total counter
 alerts_queued gauge
 notify_suppressed_total counter
 notify_evictions_total counter
+console_clients gauge
+console_requests_total counter
+console_unauthorized_total counter
+console_clients_dropped_total counter
+console_updates_dropped_total counter
 input_rows_per_second gauge
 state_keys gauge
 state_bytes gauge

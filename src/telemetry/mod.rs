@@ -4,8 +4,10 @@
 //! Telemetry counts nothing itself: it reads the stats each component
 //! defines and writes ([`crate::pipeline::PipelineCounters`],
 //! [`crate::sinks::UploadStats`], [`crate::state::StateStats`],
-//! [`crate::sources::SourceStats`], [`crate::sinks::alerts::AlertStats`]).
+//! [`crate::sources::SourceStats`], [`crate::sinks::alerts::AlertStats`],
+//! [`ConsoleStats`]).
 
+mod console_stats;
 mod exposition;
 mod health;
 mod http;
@@ -14,6 +16,7 @@ mod progress;
 mod snapshot;
 pub mod systemd;
 
+pub use console_stats::ConsoleStats;
 pub use exposition::parse_metrics;
 pub use health::health;
 pub use http::{read_head, serve, RequestHead, MAX_REQUEST_HEAD, REQUEST_TIMEOUT};

@@ -36,6 +36,8 @@ pub struct MetricsSnapshot {
     pub sources: Arc<SourceStats>,
     /// Alert-output counters (live atomics).
     pub alerts: Arc<AlertStats>,
+    /// Venue console counters (live atomics).
+    pub console: Arc<super::ConsoleStats>,
     /// Since when (µs) spool writes have been failing; 0 when they work.
     pub spool_failing_since: i64,
     /// How long a source may be down or the spool unwritable before

@@ -5,6 +5,7 @@
 
 pub mod broker;
 pub mod config;
+pub mod console;
 pub mod replay;
 pub mod serial;
 pub mod services;

@@ -20,6 +20,9 @@ pub enum AppError {
     /// An MQTT connection cannot be set up (password, certificates).
     #[error(transparent)]
     Mqtt(#[from] crate::mqtt::conn::ConnError),
+    /// The venue console cannot start (address, token, certificate).
+    #[error(transparent)]
+    Console(#[from] crate::console::ConsoleError),
     /// No source is configured.
     #[error("{}", crate::commands::preflight::NO_SOURCES)]
     NoSources,

@@ -4,12 +4,14 @@
 //!
 //! [`run_with`] reads as the list of start-up steps. The parts: `cli` (the
 //! command line), `task` (the pipeline task) and `restore` (how it starts),
-//! `alert_log` (the alert log line), `encoder` (the encoder thread),
+//! `alert_log` (the alert log line), `console` (the venue console's
+//! commands and device statuses), `encoder` (the encoder thread),
 //! `control` (SIGHUP reload, SIGUSR1 status), `simulator` (the built-in
 //! source), `error` (why start-up fails).
 
 mod alert_log;
 pub mod cli;
+mod console;
 pub mod control;
 mod encoder;
 mod error;
@@ -84,6 +86,8 @@ pub async fn run_with(
         state_stats: Arc::new(StateStats::default()),
     };
     serve_metrics(&config, &d).await?;
+    let console =
+        crate::console::start(&config, d.snapshot.clone(), &d.tracker, d.shutdown.clone()).await?;
     let input_rx = start_sources(&config, &d)?;
     let (alert_settings_tx, alert_out) = start_alerts(&config, &d)?;
     let (queue, wake_tx) = start_uploader(&config, store.clone(), pending, &d);
@@ -123,6 +127,7 @@ pub async fn run_with(
         alert_out,
         checkpoint,
         heartbeat: heartbeat.clone(),
+        console,
     }));
     let notifier = notify_ready(&d, heartbeat);
     drain(d, &notifier, pipeline, encoder).await;

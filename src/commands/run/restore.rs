@@ -37,9 +37,7 @@ pub(crate) fn restore(
         from,
         sync_interval(config),
         state_stats.clone(),
-        |input| {
-            p.process(&input, input.received_at);
-        },
+        |input| replay_one(&mut p, &input),
     );
     if replayed > 0 {
         let _ = p.drain_alerts();
@@ -50,6 +48,19 @@ pub(crate) fn restore(
     }
     note_downtime(&mut p, last_ran, started);
     (p, recorder)
+}
+
+/// One journal record: a sensor input to the pipeline, a console ack to
+/// `alert_acks`.
+fn replay_one(p: &mut Pipeline, input: &crate::model::RawInput) {
+    use crate::console::journal::{journaled, Journaled};
+    match journaled(input) {
+        Journaled::Input => p.process(input, input.received_at),
+        Journaled::Ack(a) => p.ack(&a),
+        Journaled::Broken => {
+            tracing::warn!("A console ack in the journal cannot be read; skipped.")
+        }
+    }
 }
 
 /// Marks windows overlapping the time since the last run (after the journal

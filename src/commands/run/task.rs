@@ -35,6 +35,8 @@ pub(crate) struct PipelineParts {
     pub(crate) heartbeat: Heartbeat,
     /// Reloaded settings (SIGHUP); the current value is already in `config`.
     pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::config::reload::Reloadable>>,
+    /// The venue console, when `console.listen` is set.
+    pub(crate) console: Option<crate::console::ConsoleLink>,
 }
 
 /// Runs until the sources' channel closes, then flushes every table with a
@@ -51,7 +53,9 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         checkpoint,
         heartbeat,
         mut reload,
+        console,
     } = parts;
+    let (console, mut commands) = console.map(|c| (c.feed, c.commands)).unzip();
     let mut reload_open = true;
     heartbeat.beat();
     let (p, recorder) = restore(&config, checkpoint, &state_stats);
@@ -73,6 +77,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         state_stats,
         snapshot,
         alert_out,
+        console,
         heartbeat,
         row_group: row_group_rows(&config),
         progress: ProgressTracker::new(now_micros()),
@@ -82,6 +87,8 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let mut report = tokio::time::interval(period(config.metrics.progress_interval));
     flush.tick().await;
     report.tick().await;
+    let mut console_tick = tokio::time::interval(Duration::from_secs(1));
+    console_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut batch = Vec::with_capacity(256);
     loop {
         tokio::select! {
@@ -101,6 +108,11 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
             _ = sync_tick.tick() => task.recorder.commit(false),
             _ = flush.tick() => task.flush().await,
             _ = report.tick() => task.report(),
+            cmd = next_command(&mut commands) => match cmd {
+                Some(cmd) => super::console::handle(&mut task.p, &mut task.recorder, cmd),
+                None => commands = None,
+            },
+            _ = console_tick.tick(), if task.console.is_some() => task.publish_console(),
         }
     }
     task.finish().await;
@@ -117,6 +129,7 @@ struct Task {
     alert_out: Option<AlertSender>,
     /// `alerts.notify_cooldown` before the log line, MQTT and the console.
     notify: NotifyCooldown,
+    console: Option<crate::console::ConsoleFeed>,
     heartbeat: Heartbeat,
     /// Rows a table buffers before a row group goes to the encoder.
     row_group: usize,
@@ -138,6 +151,9 @@ impl Task {
         self.progress.add_busy(t0.elapsed().as_micros() as u64);
         let alerts = self.notify.filter(self.p.drain_alerts(), clock);
         log_alerts(&alerts);
+        if let Some(console) = &self.console {
+            console.offer(&alerts);
+        }
         // Never waits for the broker: a full alert queue drops and counts.
         if let Some(out) = self.alert_out.as_ref().filter(|_| !alerts.is_empty()) {
             out.offer(alerts);
@@ -145,6 +161,13 @@ impl Task {
         if self.p.max_buffered_rows() >= self.row_group {
             let tables = self.p.take_tables(self.row_group);
             send(&self.tables, tables, false, &self.stats).await;
+        }
+    }
+
+    /// Once a second: device statuses to the console.
+    fn publish_console(&self) {
+        if let Some(feed) = &self.console {
+            super::console::publish(&self.p, feed);
         }
     }
 
@@ -191,6 +214,16 @@ impl Task {
             alerts = self.p.counters().alerts,
             "Pipeline drained; open windows are kept in the checkpoint."
         );
+    }
+}
+
+/// The next console command; never, without a console.
+async fn next_command(
+    rx: &mut Option<mpsc::Receiver<crate::console::Command>>,
+) -> Option<crate::console::Command> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 

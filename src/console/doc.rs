@@ -1,0 +1,274 @@
+//! The state document (`GET /api/state`, the SSE `state` event): what the
+//! console knows, kept from the alerts, device statuses and acks it is fed,
+//! rendered as JSON with the gateway's figures. Pure: time is an argument.
+
+use crate::model::{Micros, SensorKind};
+use crate::pipeline::console_rows::AckRecord;
+use crate::pipeline::{DeviceStatus, LiveAlert};
+use crate::sinks::alerts::message::{to_json, Origin};
+use crate::telemetry::MetricsSnapshot;
+use crate::util::time::format_rfc3339;
+use serde_json::{json, Map, Value};
+use std::collections::{HashMap, VecDeque};
+
+/// Alerts the feed keeps (newest first); older ones leave it.
+pub const ALERTS_KEPT: usize = 200;
+/// Alerts whose acks are remembered; the oldest are forgotten first.
+pub const ACKED_KEPT: usize = 1000;
+/// Acks kept per alert.
+pub const ACKS_PER_ALERT: usize = 16;
+
+/// One alert in the feed.
+#[derive(Debug, Clone)]
+struct FeedAlert {
+    alert_id: String,
+    player_id: Option<i64>,
+    fatigue: bool,
+    /// The MQTT JSON with `kind`, without `acks`.
+    json: Map<String, Value>,
+}
+
+/// What the console shows, between renders.
+#[derive(Debug)]
+pub struct Doc {
+    origin: Origin,
+    silent_after: Micros,
+    /// Newest first.
+    alerts: VecDeque<FeedAlert>,
+    acks: HashMap<String, Vec<AckRecord>>,
+    /// Alert ids in `acks`, oldest first.
+    acked_order: VecDeque<String>,
+    devices: Vec<DeviceStatus>,
+    paused: bool,
+}
+
+/// The SSE event type and data of a live alert: `alert` (z-score, with
+/// `"kind":"anomaly"`), `fatigue` (with `"kind":"fatigue"`) or `device`.
+pub fn alert_event(origin: &Origin, a: &LiveAlert) -> (&'static str, Value) {
+    let mut v = to_json(origin, a);
+    let (event, kind) = match a {
+        LiveAlert::ZScore(_) => ("alert", Some("anomaly")),
+        LiveAlert::Fatigue(_) => ("fatigue", Some("fatigue")),
+        LiveAlert::Device(_) => ("device", None),
+    };
+    if let (Some(kind), Some(o)) = (kind, v.as_object_mut()) {
+        o.insert("kind".into(), kind.into());
+    }
+    (event, v)
+}
+
+/// The JSON of an ack (`ack` event, the ack endpoint's answer, `acks` in the feed).
+pub fn ack_json(a: &AckRecord, with_id: bool) -> Value {
+    let mut v = json!({"by": a.by, "note": a.note, "acked_at": format_rfc3339(a.acked_at)});
+    if with_id {
+        v["alert_id"] = a.alert_id.clone().into();
+    }
+    v
+}
+
+impl Doc {
+    /// An empty doc for this gateway.
+    pub fn new(origin: Origin, silent_after: Micros) -> Doc {
+        Doc {
+            origin,
+            silent_after,
+            alerts: VecDeque::with_capacity(ALERTS_KEPT),
+            acks: HashMap::new(),
+            acked_order: VecDeque::new(),
+            devices: Vec::new(),
+            paused: false,
+        }
+    }
+
+    /// Who the alerts come from.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Puts a z-score or fatigue alert at the top of the feed (device events
+    /// are not in the feed: the device list shows them).
+    pub fn alert(&mut self, a: &LiveAlert, json: &Value) {
+        let (alert_id, player_id, fatigue) = match a {
+            LiveAlert::ZScore(z) => (&z.alert_id, z.identity.player_id, false),
+            LiveAlert::Fatigue(f) => (&f.alert_id, Some(f.player_id), true),
+            LiveAlert::Device(_) => return,
+        };
+        if self.alerts.len() == ALERTS_KEPT {
+            self.alerts.pop_back();
+        }
+        self.alerts.push_front(FeedAlert {
+            alert_id: alert_id.clone(),
+            player_id,
+            fatigue,
+            json: json.as_object().cloned().unwrap_or_default(),
+        });
+    }
+
+    /// Records an ack (of an alert in the feed or not: it may be older).
+    pub fn ack(&mut self, a: &AckRecord) {
+        if let Some(list) = self.acks.get_mut(&a.alert_id) {
+            if list.len() < ACKS_PER_ALERT {
+                list.push(a.clone());
+            }
+            return;
+        }
+        if self.acked_order.len() == ACKED_KEPT {
+            if let Some(old) = self.acked_order.pop_front() {
+                self.acks.remove(&old);
+            }
+        }
+        self.acked_order.push_back(a.alert_id.clone());
+        self.acks.insert(a.alert_id.clone(), vec![a.clone()]);
+    }
+
+    /// The latest device statuses and whether health checks are paused.
+    pub fn devices(&mut self, mut devices: Vec<DeviceStatus>, paused: bool) {
+        // Silent first, then by sensor and id.
+        devices.sort_by(|a, b| {
+            (!a.silent, a.sensor.index(), &a.device_id).cmp(&(
+                !b.silent,
+                b.sensor.index(),
+                &b.device_id,
+            ))
+        });
+        self.devices = devices;
+        self.paused = paused;
+    }
+
+    /// Health checks paused or resumed.
+    pub fn paused(&mut self, paused: bool) {
+        self.paused = paused;
+    }
+
+    fn acked(&self, alert_id: &str) -> bool {
+        self.acks.contains_key(alert_id)
+    }
+
+    /// The whole document at `now`.
+    pub fn render(&self, now: Micros, m: &MetricsSnapshot) -> Value {
+        let since = |t: Micros| (now - t) as f64 / 1e6;
+        let alerts: Vec<Value> = self
+            .alerts
+            .iter()
+            .map(|a| {
+                let mut o = a.json.clone();
+                let acks = self.acks.get(&a.alert_id).map_or(&[][..], |v| v);
+                let acks = acks.iter().map(|k| ack_json(k, false)).collect();
+                o.insert("acks".into(), Value::Array(acks));
+                Value::Object(o)
+            })
+            .collect();
+        let devices: Vec<Value> = self
+            .devices
+            .iter()
+            .map(|d| {
+                json!({"sensor": d.sensor.as_str(), "device_id": d.device_id, "player_id": d.player_id,
+                       "zone_id": d.zone_id, "last_seen": format_rfc3339(d.last_seen),
+                       "seconds_since": since(d.last_seen), "silent": d.silent})
+            })
+            .collect();
+        let silent = self.devices.iter().filter(|d| d.silent).count();
+        json!({
+            "venue_id": self.origin.venue_id,
+            "gateway_id": self.origin.gateway_id,
+            "now": format_rfc3339(now),
+            "players": self.players(now),
+            "pitch": self.of_kind(SensorKind::Pitch, now, &["ball_speed", "spin_rate"]),
+            "crowd": self.of_kind(SensorKind::Crowd, now, &["decibels", "density"]),
+            "alerts": alerts,
+            "devices": devices,
+            "health": {"paused": self.paused, "silent_after_s": self.silent_after as f64 / 1e6,
+                       "devices": self.devices.len(), "silent": silent},
+            "gateway": gateway(now, m),
+        })
+    }
+
+    /// One entry per player, by player_id: from the wearables the health
+    /// tracker knows, and from alerts in the feed naming a player it does not.
+    fn players(&self, now: Micros) -> Vec<Value> {
+        let mut by_id: std::collections::BTreeMap<i64, Value> = Default::default();
+        for d in self
+            .devices
+            .iter()
+            .filter(|d| d.sensor == SensorKind::Wearable)
+        {
+            let Some(id) = d.player_id else { continue };
+            let mut v = json!({"player_id": id, "player_name": d.player_name, "device_id": d.device_id,
+                "last_seen": format_rfc3339(d.last_seen), "seconds_since": (now - d.last_seen) as f64 / 1e6,
+                "silent": d.silent});
+            v["heart_rate"] = latest(d, "heart_rate");
+            by_id.insert(id, v);
+        }
+        for a in &self.alerts {
+            let Some(id) = a.player_id else { continue };
+            by_id.entry(id).or_insert_with(|| {
+                json!({"player_id": id, "player_name": a.json.get("player_name"),
+                       "device_id": a.json.get("device_id"), "heart_rate": null,
+                       "last_seen": null, "seconds_since": null, "silent": false})
+            });
+        }
+        for (id, v) in by_id.iter_mut() {
+            let open = self
+                .alerts
+                .iter()
+                .filter(|a| a.player_id == Some(*id) && !self.acked(&a.alert_id));
+            let (mut count, mut fatigue) = (0, false);
+            for a in open {
+                count += 1;
+                fatigue |= a.fatigue;
+            }
+            v["open_alerts"] = count.into();
+            v["fatigue"] = fatigue.into();
+        }
+        by_id.into_values().collect()
+    }
+
+    /// Pitch or crowd devices with the latest value of `metrics`.
+    fn of_kind(&self, kind: SensorKind, now: Micros, metrics: &[&str]) -> Vec<Value> {
+        let mut out: Vec<&DeviceStatus> =
+            self.devices.iter().filter(|d| d.sensor == kind).collect();
+        out.sort_by(|a, b| (&a.zone_id, &a.device_id).cmp(&(&b.zone_id, &b.device_id)));
+        out.into_iter()
+            .map(|d| {
+                let mut v = json!({"device_id": d.device_id, "last_seen": format_rfc3339(d.last_seen),
+                    "seconds_since": (now - d.last_seen) as f64 / 1e6, "silent": d.silent});
+                if kind == SensorKind::Crowd {
+                    v["zone_id"] = d.zone_id.clone().into();
+                }
+                for m in metrics {
+                    v[*m] = latest(d, m);
+                }
+                v
+            })
+            .collect()
+    }
+}
+
+/// The latest value of `metric` on `d`, or null.
+fn latest(d: &DeviceStatus, metric: &str) -> Value {
+    d.latest
+        .iter()
+        .find(|(m, _)| *m == metric)
+        .map_or(Value::Null, |(_, v)| json!(v))
+}
+
+/// Sources, spool, uploads, rate and watermark lag from the metrics snapshot.
+fn gateway(now: Micros, m: &MetricsSnapshot) -> Value {
+    let p = &m.progress;
+    let mut lag = Map::new();
+    for k in SensorKind::ALL {
+        let v = p.watermarks[k.index()].map_or(Value::Null, |w| json!((now - w) as f64 / 1e6));
+        lag.insert(k.as_str().into(), v);
+    }
+    json!({
+        "sources_down": crate::sources::SourceStats::get(&m.sources.sources_down),
+        "spool_files": p.spool_files, "spool_bytes": p.spool_bytes,
+        "uploaded_files": m.uploaded_files_total, "upload_failures": m.upload_failures_total,
+        "last_upload_at": p.last_upload_at.map(format_rfc3339),
+        "input_rows_per_second": p.input_rows_per_second,
+        "watermark_lag_s": lag,
+    })
+}
+
+#[cfg(test)]
+mod tests;

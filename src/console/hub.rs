@@ -1,0 +1,171 @@
+//! The console's shared state: the [`Doc`], the open event streams, and the
+//! numbering of events. Every event goes to every stream through the
+//! stream's own bounded queue; a stream whose queue is full is dropped
+//! (counted, logged), so a slow client never slows anyone else.
+//!
+//! Behind one `Mutex`, held only to update or render, never across an
+//! `.await`; the pipeline never takes it (it feeds the console through a
+//! channel, see [`super::feed`]).
+
+use super::doc::{ack_json, alert_event, Doc};
+use crate::model::Micros;
+use crate::pipeline::console_rows::AckRecord;
+use crate::pipeline::{DeviceStatus, LiveAlert};
+use crate::telemetry::{ConsoleStats, MetricsSnapshot};
+use crate::util::log_limit::LogLimiter;
+use bytes::Bytes;
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Messages a stream's queue holds; one more and the client is dropped.
+pub const CLIENT_QUEUE: usize = 256;
+
+/// One open event stream.
+struct Client {
+    tx: mpsc::Sender<Bytes>,
+    /// Cancelled when the client is dropped: closes its connection even
+    /// while a write to it is stuck.
+    kick: CancellationToken,
+    peer: std::net::SocketAddr,
+}
+
+/// Why a stream was not opened.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooManyClients;
+
+/// The console's state, shared by its HTTP handlers and its feed task.
+pub struct Hub {
+    doc: Doc,
+    clients: Vec<Client>,
+    max_clients: usize,
+    seq: u64,
+    stats: Arc<ConsoleStats>,
+    /// What `/metrics` shows, for the gateway part of the doc.
+    snapshot: Arc<Mutex<MetricsSnapshot>>,
+    drop_log: LogLimiter,
+}
+
+/// The hub, shared.
+pub type SharedHub = Arc<Mutex<Hub>>;
+
+impl Hub {
+    /// A hub with no clients.
+    pub fn new(
+        doc: Doc,
+        max_clients: usize,
+        stats: Arc<ConsoleStats>,
+        snapshot: Arc<Mutex<MetricsSnapshot>>,
+    ) -> Hub {
+        Hub {
+            doc,
+            clients: Vec::new(),
+            max_clients,
+            seq: 0,
+            stats,
+            snapshot,
+            drop_log: LogLimiter::new(10_000_000),
+        }
+    }
+
+    /// The state doc now, as JSON.
+    pub fn state(&self, now: Micros) -> Value {
+        // The lock is held only to clone a small snapshot.
+        let m = self.snapshot.lock().map(|g| g.clone()).unwrap_or_default();
+        self.doc.render(now, &m)
+    }
+
+    /// Opens an event stream for `peer`: its queue, which starts with the
+    /// state doc. Refused past `max_clients`.
+    pub fn subscribe(
+        &mut self,
+        peer: std::net::SocketAddr,
+        kick: CancellationToken,
+        now: Micros,
+    ) -> Result<mpsc::Receiver<Bytes>, TooManyClients> {
+        self.clients.retain(|c| !c.tx.is_closed());
+        if self.clients.len() >= self.max_clients {
+            self.count_clients();
+            return Err(TooManyClients);
+        }
+        let (tx, rx) = mpsc::channel(CLIENT_QUEUE);
+        let first = self.message("state", &self.state(now));
+        // A fresh queue has room.
+        let _ = tx.try_send(first);
+        self.clients.push(Client { tx, kick, peer });
+        self.count_clients();
+        Ok(rx)
+    }
+
+    fn count_clients(&self) {
+        ConsoleStats::set(&self.stats.clients, self.clients.len() as u64);
+    }
+
+    /// The next SSE message: `id: {seq}`, `event: {event}`, `data: {json}`.
+    fn message(&mut self, event: &str, data: &Value) -> Bytes {
+        self.seq += 1;
+        // Compact JSON has no newline, so one `data:` line holds it.
+        Bytes::from(format!(
+            "id: {}\nevent: {event}\ndata: {data}\n\n",
+            self.seq
+        ))
+    }
+
+    /// Sends an event to every stream; drops those that cannot take it.
+    fn broadcast(&mut self, event: &str, data: &Value, now: Micros) {
+        if self.clients.is_empty() {
+            return;
+        }
+        let msg = self.message(event, data);
+        let mut dropped = Vec::new();
+        self.clients.retain(|c| match c.tx.try_send(msg.clone()) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                c.kick.cancel();
+                dropped.push(c.peer);
+                false
+            }
+        });
+        for peer in dropped {
+            ConsoleStats::inc(&self.stats.clients_dropped);
+            if let Some(held_back) = self.drop_log.allow(now) {
+                tracing::warn!(%peer, queue = CLIENT_QUEUE, held_back,
+                    "Console client dropped: it fell behind the event stream (counted in pitchside_console_clients_dropped_total); its page reconnects.");
+            }
+        }
+        self.count_clients();
+    }
+
+    /// Live alerts from the pipeline: into the feed and out as events.
+    pub fn alerts(&mut self, alerts: &[LiveAlert], now: Micros) {
+        for a in alerts {
+            let (event, data) = alert_event(self.doc.origin(), a);
+            self.doc.alert(a, &data);
+            self.broadcast(event, &data, now);
+        }
+    }
+
+    /// The pipeline's device statuses (once a second): the doc takes them,
+    /// and every stream gets the `state` event.
+    pub fn devices(&mut self, devices: Vec<DeviceStatus>, paused: bool, now: Micros) {
+        self.doc.devices(devices, paused);
+        if !self.clients.is_empty() {
+            let state = self.state(now);
+            self.broadcast("state", &state, now);
+        }
+    }
+
+    /// A durable ack: into the doc and out as the `ack` event.
+    pub fn ack(&mut self, a: &AckRecord, now: Micros) {
+        self.doc.ack(a);
+        self.broadcast("ack", &ack_json(a, true), now);
+    }
+
+    /// Health checks paused or resumed: the `health` event.
+    pub fn health(&mut self, paused: bool, now: Micros) {
+        self.doc.paused(paused);
+        self.broadcast("health", &serde_json::json!({ "paused": paused }), now);
+    }
+}
