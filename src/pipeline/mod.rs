@@ -8,6 +8,7 @@ pub mod decode;
 pub mod detect;
 pub mod downtime;
 pub mod fatigue;
+pub mod health;
 pub mod rows;
 mod stage;
 pub mod window;
