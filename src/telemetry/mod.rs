@@ -6,6 +6,7 @@
 //! [`crate::sinks::UploadStats`], [`crate::state::StateStats`],
 //! [`crate::sources::SourceStats`], [`crate::sinks::alerts::AlertStats`]).
 
+mod devices;
 mod exposition;
 mod health;
 mod http;
