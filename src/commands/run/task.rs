@@ -71,6 +71,9 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
     let mut flush = tokio::time::interval(period(config.output.flush_interval));
     let mut report = tokio::time::interval(period(config.metrics.progress_interval));
+    // Device health on the wall clock too: silence is noticed when nothing arrives.
+    let mut health = tokio::time::interval(Duration::from_secs(1));
+    health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     flush.tick().await;
     report.tick().await;
     let mut batch = Vec::with_capacity(256);
@@ -92,6 +95,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
             _ = sync_tick.tick() => task.recorder.commit(false),
             _ = flush.tick() => task.flush().await,
             _ = report.tick() => task.report(),
+            _ = health.tick() => task.check_health(),
         }
     }
     task.finish().await;
@@ -125,16 +129,27 @@ impl Task {
         }
         self.recorder.commit(false);
         self.progress.add_busy(t0.elapsed().as_micros() as u64);
+        self.send_alerts();
+        if self.p.max_buffered_rows() >= self.row_group {
+            let tables = self.p.take_tables(self.row_group);
+            send(&self.tables, tables, false, &self.stats).await;
+        }
+    }
+
+    /// Logs and offers the alerts raised since the last call.
+    fn send_alerts(&mut self) {
         let alerts = self.p.drain_alerts();
         log_alerts(&alerts);
         // Never waits for the broker: a full alert queue drops and counts.
         if let Some(out) = self.alert_out.as_ref().filter(|_| !alerts.is_empty()) {
             out.offer(alerts);
         }
-        if self.p.max_buffered_rows() >= self.row_group {
-            let tables = self.p.take_tables(self.row_group);
-            send(&self.tables, tables, false, &self.stats).await;
-        }
+    }
+
+    /// Once a second: devices silent for `health.silent_after` are reported.
+    fn check_health(&mut self) {
+        self.p.check_health(now_micros());
+        self.send_alerts();
     }
 
     /// Settings a SIGHUP reload changed.
