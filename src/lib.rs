@@ -24,7 +24,7 @@
 //! | [`sinks`] | encoder, Parquet, spool, uploader, store, MQTT alerts out |
 //! | [`sources`] | framing, serial, simulator, MQTT in |
 //! | [`state`] | checkpoint, journal, downtime from their files |
-//! | [`pipeline`] | pure: decode, detect, window, fatigue, the stage, table rows |
+//! | [`pipeline`] | pure: decode, detect, window, fatigue, device health, the stage, table rows |
 //! | [`tables`] | schemas, row buffers, the progress row |
 //! | [`mqtt`] | broker settings and TLS, shared by MQTT in and out |
 //! | [`config`] | TOML → typed config, reload plans, boards |

@@ -8,11 +8,10 @@ pub mod decode;
 pub mod detect;
 pub mod downtime;
 pub mod fatigue;
-// PLACEHOLDER until helper "health" merges (see the file).
-mod health_placeholder;
+pub mod health;
 pub mod rows;
 mod stage;
 pub mod window;
 
-pub use health_placeholder::DeviceStatus;
+pub use health::DeviceStatus;
 pub use stage::*;

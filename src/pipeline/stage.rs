@@ -7,9 +7,11 @@
 //! Here: the state and its construction and reload. `process`: one input
 //! through decode, detect and windows. `outputs`: table rows and live
 //! alerts. `clock`: whether the wall clock may judge event times.
+//! `health`: device health (silent and back).
 //! `snapshot`: the checkpoint.
 
 mod clock;
+mod health;
 mod outputs;
 mod process;
 mod snapshot;
@@ -21,6 +23,7 @@ use crate::pipeline::decode::unknown::UnknownFields;
 use crate::pipeline::decode::Decoder;
 use crate::pipeline::detect::{Detector, DetectorParams};
 use crate::pipeline::fatigue::FatigueTracker;
+use crate::pipeline::health::{DeviceHealth, HealthParams};
 use crate::pipeline::rows::{AlertRecord, FatigueRecord};
 use crate::pipeline::window::{WindowAggregator, WindowParams};
 use crate::tables::{Stamp, TableBuffer, TableId};
@@ -64,6 +67,18 @@ pub struct PipelineCounters {
     pub clock_unsynced_events: u64,
     /// The clock is unsynchronised now (a state, not a counter; live only).
     pub clock_unsynchronized: bool,
+    /// `silent` device events.
+    pub device_events_silent: u64,
+    /// `back` device events.
+    pub device_events_back: u64,
+    /// Devices forgotten at `health.max_devices`.
+    pub device_evictions: u64,
+    /// Devices tracked now (a state).
+    pub devices: u64,
+    /// Devices silent now (a state).
+    pub devices_silent: u64,
+    /// Device health is paused now (a state).
+    pub health_paused: bool,
     /// Numeric fields of accepted events that their kind does not know.
     pub unknown_fields: UnknownFields,
 }
@@ -85,6 +100,7 @@ pub struct Pipeline {
     nondup: Vec<(u8, f64)>,
     clock: ClockWatch,
     conflict_log: LogLimiter,
+    health: DeviceHealth,
     out: Outputs,
 }
 
@@ -146,6 +162,10 @@ impl Pipeline {
                 synced: true,
             },
             conflict_log: LogLimiter::new(CONFLICT_LOG_PERIOD),
+            health: DeviceHealth::new(HealthParams {
+                silent_after: config.health.silent_after,
+                max_devices: config.health.max_devices,
+            }),
             out: Outputs {
                 stamp: Stamp {
                     venue_id: config.venue.id.clone(),

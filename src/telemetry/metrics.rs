@@ -39,7 +39,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
 }
 
 /// What the pipeline counts: inputs, rejects, late and duplicate readings,
-/// the clock, alerts, and what its bounded state had to drop.
+/// the clock, alerts, what its bounded state had to drop, device health.
 fn pipeline(o: &mut Exposition, c: &PipelineCounters) {
     o.counter(
         "pitchside_input_rows_total",
@@ -85,6 +85,7 @@ fn pipeline(o: &mut Exposition, c: &PipelineCounters) {
         "Events not windowed at windows.max_open_groups.",
         c.window_drops,
     );
+    super::devices::device_health(o, c);
 }
 
 fn rejects(o: &mut Exposition, c: &PipelineCounters) {
@@ -349,6 +350,11 @@ alerts_total counter
 fatigue_alerts_total counter
 evictions_total counter
 window_drops_total counter
+device_events_total counter
+device_evictions_total counter
+devices gauge
+devices_silent gauge
+health_paused gauge
 files_written_total counter
 spool_evictions_total counter
 lost_rows_total counter

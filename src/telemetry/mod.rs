@@ -8,6 +8,7 @@
 //! [`ConsoleStats`]).
 
 mod console_stats;
+mod devices;
 mod exposition;
 mod health;
 mod http;

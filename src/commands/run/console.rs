@@ -32,14 +32,14 @@ pub(super) fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
             let _ = reply.send(record);
         }
         Command::Pause { reply } => {
-            health::pause(p, now_micros());
+            p.pause_health(now_micros());
             tracing::info!("Device health paused from the console: no device is reported silent until resumed.");
-            let _ = reply.send(health::paused(p));
+            let _ = reply.send(p.health_paused());
         }
         Command::Resume { reply } => {
-            health::resume(p, now_micros());
+            p.resume_health(now_micros());
             tracing::info!("Device health resumed from the console: silence is counted from now.");
-            let _ = reply.send(health::paused(p));
+            let _ = reply.send(p.health_paused());
         }
     }
 }
@@ -47,28 +47,5 @@ pub(super) fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
 /// Once a second: the device statuses to the console (which sends its
 /// `state` event on them).
 pub(super) fn publish(p: &Pipeline, feed: &ConsoleFeed) {
-    feed.devices(health::statuses(p), health::paused(p));
-}
-
-/// The adapter to the health tracker (helper "health", `pipeline/health/`);
-/// on this branch it calls `pipeline/health_placeholder.rs`.
-mod health {
-    use crate::model::Micros;
-    use crate::pipeline::{DeviceStatus, Pipeline};
-
-    pub(super) fn statuses(p: &Pipeline) -> Vec<DeviceStatus> {
-        p.device_statuses()
-    }
-
-    pub(super) fn pause(p: &mut Pipeline, at: Micros) {
-        p.pause_health(at);
-    }
-
-    pub(super) fn resume(p: &mut Pipeline, at: Micros) {
-        p.resume_health(at);
-    }
-
-    pub(super) fn paused(p: &Pipeline) -> bool {
-        p.health_paused()
-    }
+    feed.devices(p.device_statuses(), p.health_paused());
 }

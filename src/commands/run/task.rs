@@ -85,10 +85,12 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
     let mut flush = tokio::time::interval(period(config.output.flush_interval));
     let mut report = tokio::time::interval(period(config.metrics.progress_interval));
+    // Once a second: device health on the wall clock too (silence is noticed
+    // when nothing arrives), then the device statuses to the console.
+    let mut second = tokio::time::interval(Duration::from_secs(1));
+    second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     flush.tick().await;
     report.tick().await;
-    let mut console_tick = tokio::time::interval(Duration::from_secs(1));
-    console_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut batch = Vec::with_capacity(256);
     loop {
         tokio::select! {
@@ -112,7 +114,10 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                 Some(cmd) => super::console::handle(&mut task.p, &mut task.recorder, cmd),
                 None => commands = None,
             },
-            _ = console_tick.tick(), if task.console.is_some() => task.publish_console(),
+            _ = second.tick() => {
+                task.check_health();
+                task.publish_console();
+            }
         }
     }
     task.finish().await;
@@ -149,6 +154,16 @@ impl Task {
         }
         self.recorder.commit(false);
         self.progress.add_busy(t0.elapsed().as_micros() as u64);
+        self.send_alerts(clock);
+        if self.p.max_buffered_rows() >= self.row_group {
+            let tables = self.p.take_tables(self.row_group);
+            send(&self.tables, tables, false, &self.stats).await;
+        }
+    }
+
+    /// Logs and offers the alerts raised since the last call, past
+    /// `alerts.notify_cooldown`.
+    fn send_alerts(&mut self, clock: crate::model::Micros) {
         let alerts = self.notify.filter(self.p.drain_alerts(), clock);
         log_alerts(&alerts);
         if let Some(console) = &self.console {
@@ -158,10 +173,13 @@ impl Task {
         if let Some(out) = self.alert_out.as_ref().filter(|_| !alerts.is_empty()) {
             out.offer(alerts);
         }
-        if self.p.max_buffered_rows() >= self.row_group {
-            let tables = self.p.take_tables(self.row_group);
-            send(&self.tables, tables, false, &self.stats).await;
-        }
+    }
+
+    /// Once a second: devices silent for `health.silent_after` are reported.
+    fn check_health(&mut self) {
+        let now = now_micros();
+        self.p.check_health(now);
+        self.send_alerts(now);
     }
 
     /// Once a second: device statuses to the console.

@@ -100,6 +100,7 @@ impl Pipeline {
         clock: Micros,
         line: Option<u64>,
     ) {
+        self.tick_health(received_at);
         match d {
             Decoded::Skip => {}
             Decoded::Reject(mut r) => {
@@ -145,6 +146,7 @@ impl Pipeline {
     /// (not duplicates) to `raw` or `late`, and to their window unless late.
     fn accept(&mut self, e: &Event, received_at: Micros, clock: Micros) {
         self.out.counters.accepted += 1;
+        self.note_seen(e, received_at);
         self.detector.advance(e.event_time);
         let late = self.windows.lateness(e.sensor, e.event_time);
         let mut nondup = std::mem::take(&mut self.nondup);
