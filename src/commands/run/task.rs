@@ -60,16 +60,8 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     heartbeat.beat();
     let (p, recorder) = restore(&config, checkpoint, &state_stats);
     let mut sync_tick = tokio::time::interval(sync_interval(&config));
-    let alert_stats = snapshot
-        .lock()
-        .map(|g| g.alerts.clone())
-        .unwrap_or_default();
     let mut task = Task {
-        notify: NotifyCooldown::new(
-            config.alerts.notify_cooldown,
-            config.detector.max_keys,
-            alert_stats,
-        ),
+        notify: notify_cooldown(&config, &snapshot),
         p,
         recorder,
         tables,
@@ -121,6 +113,19 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         }
     }
     task.finish().await;
+}
+
+/// `alerts.notify_cooldown`, counting into the alert output's stats.
+fn notify_cooldown(config: &Config, snapshot: &Mutex<MetricsSnapshot>) -> NotifyCooldown {
+    let alert_stats = snapshot
+        .lock()
+        .map(|g| g.alerts.clone())
+        .unwrap_or_default();
+    NotifyCooldown::new(
+        config.alerts.notify_cooldown,
+        config.detector.max_keys,
+        alert_stats,
+    )
 }
 
 /// The pipeline task's state between events.
