@@ -217,29 +217,13 @@ fn over_https_the_follower_trusts_exactly_the_certificate_in_the_gateways_config
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (crt, key) = (dir.path().join("c.crt"), dir.path().join("c.key"));
     // As an operator makes one: self-signed (and so marked as a CA).
-    let made = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-        ])
-        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
-        .args([
-            "-addext",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            "-keyout",
-        ])
-        .arg(&key)
-        .arg("-out")
-        .arg(&crt)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
+    let (crt, key) = common::broker::self_signed(
+        dir.path(),
+        "c",
+        "localhost",
+        &["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+    );
     let (metrics, console) = (free_port(), free_port());
     let cfg = VenueConfig::fast(dir.path(), metrics)
         .set_str("console", "listen", format!("127.0.0.1:{console}"))

@@ -455,35 +455,16 @@ fn https_with_a_self_signed_certificate() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    let ok = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
+    let (cert, key) = common::broker::self_signed(
+        dir.path(),
+        "console",
+        "localhost",
+        &[
             "-addext",
             "subjectAltName=DNS:localhost,IP:127.0.0.1",
             "-addext",
             "basicConstraints=critical,CA:FALSE",
-            "-keyout",
-        ])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
+        ],
     );
     let port = free_port();
     let tf = token_file(dir.path());

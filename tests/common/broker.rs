@@ -93,24 +93,23 @@ fn run(cmd: &mut Command) {
 }
 
 fn make_ca(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    self_signed(dir, name, name, &[])
+}
+
+/// A self-signed EC certificate for `/CN={cn}` and its key, made with the
+/// `openssl` CLI as an operator would, as `{dir}/{name}.crt` and
+/// `{dir}/{name}.key`; `extra` adds arguments (`-addext …`).
+pub fn self_signed(dir: &Path, name: &str, cn: &str, extra: &[&str]) -> (PathBuf, PathBuf) {
     let (crt, key) = (
         dir.join(format!("{name}.crt")),
         dir.join(format!("{name}.key")),
     );
     run(Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-        ])
-        .arg(format!("/CN={name}"))
+        .args(["req", "-x509", "-newkey", "ec"])
+        .args(["-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"])
+        .args(["-days", "2", "-subj"])
+        .arg(format!("/CN={cn}"))
+        .args(extra)
         .arg("-keyout")
         .arg(&key)
         .arg("-out")
