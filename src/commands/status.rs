@@ -193,6 +193,7 @@ pub fn report(addr: &str) -> Result<Report, StatusError> {
     );
     o.push_str(&input_lines(&m));
     o.push_str(&output_lines(&m));
+    o.push_str(&venue_lines(&m));
     o.push_str(&data_path_lines(&m));
     Ok(Report {
         text: o,
@@ -301,6 +302,38 @@ fn output_lines(m: &BTreeMap<String, f64>) -> String {
     o
 }
 
+/// Device health and the console (SPEC §10); the console line only when
+/// it is on (it then reports its requests).
+fn venue_lines(m: &BTreeMap<String, f64>) -> String {
+    let v = |k: &str| value(m, k);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "devices     {} tracked, {} silent; {} went silent, {} came back, {} forgotten{}",
+        v("pitchside_devices"),
+        v("pitchside_devices_silent"),
+        v("pitchside_device_events_total{event=\"silent\"}"),
+        v("pitchside_device_events_total{event=\"back\"}"),
+        v("pitchside_device_evictions_total"),
+        if v("pitchside_health_paused") > 0.0 {
+            " (health PAUSED: no device is reported silent)"
+        } else {
+            ""
+        }
+    );
+    if m.contains_key("pitchside_console_requests_total") {
+        let _ = writeln!(
+            o,
+            "console     {} open, {} dropped (fell behind), {} refused (no token), {} requests",
+            v("pitchside_console_clients"),
+            v("pitchside_console_clients_dropped_total"),
+            v("pitchside_console_unauthorized_total"),
+            v("pitchside_console_requests_total")
+        );
+    }
+    o
+}
+
 /// Lines about input that was accepted with less than it carried: unknown
 /// numeric fields (misspelled metrics?) and a clock not trusted to judge event times.
 fn data_path_lines(m: &BTreeMap<String, f64>) -> String {
@@ -348,5 +381,29 @@ mod tests {
         );
         let quiet = parse_metrics("pitchside_clock_synchronized 1\n");
         assert_eq!(data_path_lines(&quiet), "");
+    }
+
+    #[test]
+    fn device_health_and_the_console_are_shown() {
+        let m = parse_metrics(
+            "pitchside_devices 29\npitchside_devices_silent 2\n\
+             pitchside_device_events_total{event=\"silent\"} 3\n\
+             pitchside_device_events_total{event=\"back\"} 1\npitchside_health_paused 1\n\
+             pitchside_console_clients 4\npitchside_console_requests_total 80\n\
+             pitchside_console_unauthorized_total 2\n",
+        );
+        let text = venue_lines(&m);
+        assert!(
+            text.contains(
+                "29 tracked, 2 silent; 3 went silent, 1 came back, 0 forgotten (health PAUSED"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("4 open, 0 dropped (fell behind), 2 refused"),
+            "{text}"
+        );
+        let off = parse_metrics("pitchside_devices 0\n");
+        assert!(!venue_lines(&off).contains("console"));
     }
 }

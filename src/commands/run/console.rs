@@ -32,13 +32,12 @@ pub(super) fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
             let _ = reply.send(record);
         }
         Command::Pause { reply } => {
+            // The pipeline logs the pause (and the resume) itself.
             p.pause_health(now_micros());
-            tracing::info!("Device health paused from the console: no device is reported silent until resumed.");
             let _ = reply.send(p.health_paused());
         }
         Command::Resume { reply } => {
             p.resume_health(now_micros());
-            tracing::info!("Device health resumed from the console: silence is counted from now.");
             let _ = reply.send(p.health_paused());
         }
     }
