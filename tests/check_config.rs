@@ -158,6 +158,24 @@ fn every_config_that_run_refuses_check_config_refuses_with_the_same_message() {
             "metrics.listen 192.0.2.1:9898".into(),
         ),
         (
+            "console token file missing",
+            VenueConfig::new(d)
+                .set_str("console", "listen", "127.0.0.1:0")
+                .set_str("console", "token_file", format!("{m}/console.token"))
+                .extra(sim)
+                .write_as("13.toml"),
+            "console.token_file".into(),
+        ),
+        (
+            "console certificate missing",
+            VenueConfig::new(d)
+                .set_str("console", "listen", "127.0.0.1:0")
+                .set("console", "tls", format!("{{ cert = \"{m}/c.crt\", key = \"{m}/c.key\" }}"))
+                .extra(sim)
+                .write_as("14.toml"),
+            "console.tls.cert".into(),
+        ),
+        (
             "a typo and a type error",
             venue(d, "12.toml", &store, &spool, "", &format!("{sim}[detector]\nwindw = 5\n[windows]\nwatermark_delay = 30\n")),
             "detector.windw".into(),

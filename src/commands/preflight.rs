@@ -8,6 +8,7 @@
 //! `min_free_disk`) is a warning.
 
 use crate::config::{exact_size, Config, ConfigError};
+use crate::console::auth::Token;
 use crate::mqtt::conn::BrokerSettings;
 use crate::sinks::store::Store;
 use std::path::{Path, PathBuf};
@@ -74,8 +75,9 @@ pub fn preflight(c: &Config) -> Report {
     r.errors
         .extend(folder_problem("output.spool_dir", &c.output.spool_dir));
     if let Some(addr) = &c.metrics.listen {
-        r.errors.extend(listen_problem(addr));
+        r.errors.extend(listen_problem("metrics.listen", addr));
     }
+    r.errors.extend(console_problems(c));
     for (i, s) in c.sources.serial.iter().enumerate() {
         r.warnings.extend(serial_warning(
             &format!("sources.serial[{i}].path"),
@@ -99,11 +101,15 @@ pub fn preflight(c: &Config) -> Report {
 /// warnings; `run` fails on them with its own message).
 pub fn busy(c: &Config) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(addr) = &c.metrics.listen {
+    for (key, addr) in [
+        ("metrics.listen", &c.metrics.listen),
+        ("console.listen", &c.console.listen),
+    ] {
+        let Some(addr) = addr else { continue };
         if let Err(e) = std::net::TcpListener::bind(addr.as_str()) {
             if e.kind() == std::io::ErrorKind::AddrInUse {
                 out.push(format!(
-                    "metrics.listen {addr} is in use now (by the running gateway?): `run` with this config fails while it is"
+                    "{key} {addr} is in use now (by the running gateway?): `run` with this config fails while it is"
                 ));
             }
         }
@@ -166,15 +172,32 @@ fn folder_problem(key: &str, path: &Path) -> Option<String> {
     None
 }
 
-/// Why `metrics.listen` cannot be bound, unless only because it is in use.
-fn listen_problem(addr: &str) -> Option<String> {
+/// Why `key` (`metrics.listen`, `console.listen`) cannot be bound, unless
+/// only because it is in use.
+fn listen_problem(key: &str, addr: &str) -> Option<String> {
     match std::net::TcpListener::bind(addr) {
         Ok(_) => None,
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => None,
         Err(e) => Some(format!(
-            "metrics.listen {addr}: {e} (use an address of this machine and a free port, e.g. 127.0.0.1:9898, or \"\" to turn the endpoint off)"
+            "{key} {addr}: {e} (use an address of this machine and a free port, or \"\" to turn it off)"
         )),
     }
+}
+
+/// The console's address, token file and certificate, as `run` reads them.
+fn console_problems(c: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(addr) = &c.console.listen else {
+        return out;
+    };
+    out.extend(listen_problem("console.listen", addr));
+    if let Some(Err(e)) = c.console.token_file.as_deref().map(Token::read) {
+        out.push(e.to_string());
+    }
+    if let Some(Err(e)) = c.console.tls.as_ref().map(crate::console::tls::acceptor) {
+        out.push(e.to_string());
+    }
+    out
 }
 
 /// A serial device that is not there (yet), or that this user cannot open.
