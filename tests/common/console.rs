@@ -134,6 +134,11 @@ impl Events {
         self.rx.recv_timeout(timeout).ok()
     }
 
+    /// Every event received so far and not yet taken.
+    pub fn drain(&self) -> Vec<Event> {
+        self.rx.try_iter().collect()
+    }
+
     /// Events until one of type `event` satisfying `f` (returned with all
     /// before it); panics after `timeout`.
     pub fn until(&self, timeout: Duration, event: &str, f: impl Fn(&Event) -> bool) -> Vec<Event> {
