@@ -4,6 +4,7 @@
 
 mod formats;
 pub mod mqtt;
+pub mod venue;
 
 use crate::commands::console::emit;
 use crate::config;
@@ -17,7 +18,8 @@ pub struct BenchArgs {
     /// Events to generate and replay.
     #[arg(long, default_value_t = 1_000_000)]
     pub events: u64,
-    /// Distinct devices (one metric each, so this many detector keys).
+    /// Detector keys: distinct devices with one metric each (`--mix venue`:
+    /// devices with 1–3 metrics adding up to this many).
     #[arg(long, default_value_t = 10_000)]
     pub keys: u64,
     /// Every event from a new device id (key churn), instead of cycling through --keys.
@@ -36,6 +38,13 @@ pub struct BenchArgs {
     /// through a map (SPEC §9): json, csv, regex, logfmt, influx.
     #[arg(long, default_value = "pitchside", value_parser = formats::FORMATS)]
     pub format: String,
+    /// The events: `generic` (one `temp` reading per line, about 130 bytes)
+    /// or `venue` (SPEC §1 JSON as a venue sends it: wearable, pitch, crowd
+    /// and generic devices, 1–3 metrics, RFC 3339 and epoch-ms times, 2 %
+    /// late and 2 % duplicate lines, about 205 bytes; --keys counts
+    /// detector keys). `venue` takes the `pitchside` format only.
+    #[arg(long, default_value = "generic", value_parser = ["generic", "venue"])]
+    pub mix: String,
 }
 
 /// Benchmark results.
@@ -63,7 +72,7 @@ impl fmt::Display for BenchReport {
             "input            {:.1} MiB",
             self.input_bytes as f64 / 1048576.0
         )?;
-        writeln!(f, "format           {}", a.format)?;
+        writeln!(f, "format           {} ({} mix)", a.format, a.mix)?;
         writeln!(f, "raw table        {}", if a.raw { "on" } else { "off" })?;
         writeln!(
             f,
@@ -123,6 +132,41 @@ pub async fn execute(a: &BenchArgs) -> anyhow::Result<()> {
     emit(&format!("{report}\n"))
 }
 
+/// Writes the bench's input lines to `input`; returns their bytes.
+fn write_input(a: &BenchArgs, input: &std::path::Path) -> anyhow::Result<u64> {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(input)?);
+    let venue = a.mix == "venue";
+    anyhow::ensure!(
+        !venue || (a.format == "pitchside" && !a.churn),
+        "--mix venue is SPEC §1 JSON over a fixed set of devices: it takes neither --format nor --churn"
+    );
+    let mut rng = Rng::new(7);
+    let mut mix = venue.then(|| venue::VenueMix::new(a.keys, 7));
+    let t0: i64 = 1_764_444_600_000_000;
+    let mut bytes = 0u64;
+    let mut line = String::new();
+    for i in 0..a.events {
+        if let Some(mix) = &mut mix {
+            line.clear();
+            mix.line(&mut line);
+            bytes += line.len() as u64;
+            w.write_all(line.as_bytes())?;
+            continue;
+        }
+        let dev = if a.churn { i } else { i % a.keys.max(1) };
+        let mut v = 20.0 + rng.normal();
+        if rng.uniform() < 0.001 {
+            v += 8.0;
+        }
+        line.clear();
+        formats::line(&a.format, &mut line, dev, (t0 + i as i64 * 1000) / 1000, v);
+        bytes += line.len() as u64;
+        w.write_all(line.as_bytes())?;
+    }
+    w.flush()?;
+    Ok(bytes)
+}
+
 /// Runs the benchmark.
 pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     anyhow::ensure!(
@@ -142,24 +186,7 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
         }
     };
     let input = dir.join("input.jsonl");
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&input)?);
-    let mut rng = Rng::new(7);
-    let t0: i64 = 1_764_444_600_000_000;
-    let mut bytes = 0u64;
-    let mut line = String::new();
-    for i in 0..a.events {
-        let dev = if a.churn { i } else { i % a.keys.max(1) };
-        let mut v = 20.0 + rng.normal();
-        if rng.uniform() < 0.001 {
-            v += 8.0;
-        }
-        line.clear();
-        formats::line(&a.format, &mut line, dev, (t0 + i as i64 * 1000) / 1000, v);
-        bytes += line.len() as u64;
-        w.write_all(line.as_bytes())?;
-    }
-    w.flush()?;
-    drop(w);
+    let bytes = write_input(a, &input)?;
     let source = formats::source(&a.format);
     let text = format!(
         "[venue]\nid = \"bench\"\ngateway_id = \"gw-bench\"\n[detector]\nmax_keys = {}\n[output]\nstore = \"file://{}\"\nspool_dir = \"{}\"\nraw = {}\n[metrics]\nlisten = \"\"\n{}",
