@@ -1,6 +1,7 @@
 //! Plain data shared by every stage: sensor kinds, metrics, decoded events
 //! and the readings they carry. No I/O, no clocks.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -130,15 +131,16 @@ pub enum FramingError {
     },
 }
 
-/// Identity fields of an event, by kind.
+/// Identity fields of an event, by kind. Strings borrow from the input
+/// when they can (`Identity<'static>` owns them).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Identity {
+pub enum Identity<'a> {
     /// A wearable's player.
     Wearable {
         /// Player number, required.
         player_id: i64,
         /// Display name, optional.
-        player_name: Option<String>,
+        player_name: Option<Cow<'a, str>>,
     },
     /// A pitch event's delivery.
     Pitch {
@@ -148,22 +150,53 @@ pub enum Identity {
     /// A crowd sensor's zone.
     Crowd {
         /// Zone name, required.
-        zone_id: String,
+        zone_id: Cow<'a, str>,
     },
     /// A generic sensor's metric name.
     Generic {
         /// Metric name, required.
-        metric: String,
+        metric: Cow<'a, str>,
     },
 }
 
-/// A valid event, decoded and checked (SPEC §1).
+impl Identity<'_> {
+    /// The same identity owning its strings.
+    pub fn into_owned(self) -> Identity<'static> {
+        match self {
+            Identity::Wearable {
+                player_id,
+                player_name,
+            } => Identity::Wearable {
+                player_id,
+                player_name: player_name.map(|n| Cow::Owned(n.into_owned())),
+            },
+            Identity::Pitch { delivery_id } => Identity::Pitch { delivery_id },
+            Identity::Crowd { zone_id } => Identity::Crowd {
+                zone_id: Cow::Owned(zone_id.into_owned()),
+            },
+            Identity::Generic { metric } => Identity::Generic {
+                metric: Cow::Owned(metric.into_owned()),
+            },
+        }
+    }
+}
+
+/// Most metrics an event carries (a pitch event's four).
+pub const MAX_METRICS: usize = 4;
+
+/// An event's metric values as (metric index, value), held inline: an
+/// event's readings never allocate.
+pub type Readings = heapless::Vec<(u8, f64), MAX_METRICS>;
+
+/// A valid event, decoded and checked (SPEC §1). Its strings borrow from
+/// the input line when they have no escapes, so decoding one allocates
+/// nothing; `Event<'static>` owns them (device formats, tests).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event {
+pub struct Event<'a> {
     /// Sensor kind (from the event or its source).
     pub sensor: SensorKind,
     /// Device that sent it.
-    pub device_id: String,
+    pub device_id: Cow<'a, str>,
     /// Event time, µs UTC.
     pub event_time: Micros,
     /// Match number, default 0.
@@ -171,13 +204,13 @@ pub struct Event {
     /// Optional producer-assigned id.
     pub event_id: Option<i64>,
     /// Kind-specific identity.
-    pub identity: Identity,
+    pub identity: Identity<'a>,
     /// Metric values present in the event, as (metric index, value). For
     /// `generic` the index is 0 and the name is in `identity`.
-    pub values: Vec<(u8, f64)>,
+    pub values: Readings,
 }
 
-impl Event {
+impl Event<'_> {
     /// The name of a metric index of this event.
     pub fn metric_name(&self, index: u8) -> &str {
         match &self.identity {
@@ -191,6 +224,19 @@ impl Event {
         match &self.identity {
             Identity::Wearable { player_name, .. } => player_name.as_deref(),
             _ => None,
+        }
+    }
+
+    /// The same event owning its strings.
+    pub fn into_owned(self) -> Event<'static> {
+        Event {
+            sensor: self.sensor,
+            device_id: Cow::Owned(self.device_id.into_owned()),
+            event_time: self.event_time,
+            match_id: self.match_id,
+            event_id: self.event_id,
+            identity: self.identity.into_owned(),
+            values: self.values,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! regular expression too long or too big to compile is refused by
 //! `check-config`, naming its key.
 
-use pitchside::model::{Event, Identity, Micros, SensorKind};
+use pitchside::model::{Event, Identity, Micros, Readings, SensorKind};
 use pitchside::pipeline::decode::formats::influx::{FieldValue, Point};
 use pitchside::pipeline::decode::formats::{csv, influx, logfmt};
 use pitchside::pipeline::decode::map::Context;
@@ -14,8 +14,8 @@ use pitchside::util::time::format_rfc3339;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::process::Command;
-use std::sync::OnceLock;
 
 /// When the inputs arrive, and the wall clock: 2025-11-29T19:30:00Z.
 const NOW: Micros = 1_764_444_600_000_000;
@@ -152,8 +152,10 @@ decibels = { field = "level", scale = 1.5, offset = -3.0 }
 /// A decoder for every source above, as the gateway builds it (built once;
 /// each clone starts without a CSV header).
 fn decoder() -> Decoder {
-    static DECODER: OnceLock<Decoder> = OnceLock::new();
-    DECODER.get_or_init(build_decoder).clone()
+    thread_local! {
+        static DECODER: OnceCell<Decoder> = const { OnceCell::new() };
+    }
+    DECODER.with(|d| d.get_or_init(build_decoder).clone())
 }
 
 fn build_decoder() -> Decoder {
@@ -174,7 +176,7 @@ fn build_decoder() -> Decoder {
     Decoder::new(4096, vec![], Some(300_000_000)).with_formats(config.inputs.formats())
 }
 
-fn decode(d: &mut Decoder, source: &str, input: &str) -> Decoded {
+fn decode(d: &mut Decoder, source: &str, input: &str) -> Decoded<'static> {
     let cx = Context {
         topic: Some("ble/hr/7/x"),
         received_at: NOW,
@@ -710,17 +712,17 @@ proptest! {
         values.push((2, dist));
         let event = Event {
             sensor: SensorKind::Wearable,
-            device_id,
+            device_id: device_id.into(),
             event_time,
             match_id: 0,
             event_id: None,
-            identity: Identity::Wearable { player_id, player_name: name },
-            values,
+            identity: Identity::Wearable { player_id, player_name: name.map(Into::into) },
+            values: Readings::from_slice(&values).unwrap(),
         };
         let text: Vec<(String, String)> = vec![
             ("ts".into(), format_rfc3339(event.event_time)),
             ("hub".into(), "wh-1".into()),
-            ("vest".into(), event.device_id.clone()),
+            ("vest".into(), event.device_id.to_string()),
             ("player".into(), player_id.to_string()),
             ("note".into(), noise),
         ]
@@ -750,7 +752,7 @@ proptest! {
         got.sort_by(|a, b| a.0.cmp(b.0));
         prop_assert_eq!(got, vec![("battery_pct", bat), ("hub.temp_c", temp)]);
         for e in &events {
-            prop_assert_eq!((&e.device_id, e.event_time, e.event_id), (&device_id, event_time, Some(seq)));
+            prop_assert_eq!((e.device_id.as_ref(), e.event_time, e.event_id), (device_id.as_str(), event_time, Some(seq)));
         }
     }
 
@@ -766,7 +768,7 @@ proptest! {
         prop_assume!(values.iter().any(Option::is_some));
         let event = Event {
             sensor: SensorKind::Pitch,
-            device_id,
+            device_id: device_id.into(),
             event_time: event_ms * 1000,
             match_id,
             event_id: None,
@@ -781,7 +783,7 @@ proptest! {
         let row = [
             note,
             cell(1),
-            event.device_id.clone(),
+            event.device_id.to_string(),
             cell(2),
             event_ms.to_string(),
             cell(3),
@@ -808,11 +810,11 @@ proptest! {
         prop_assume!(density.is_some() || level.is_some());
         let event = Event {
             sensor: SensorKind::Crowd,
-            device_id,
+            device_id: device_id.into(),
             event_time,
             match_id: 0,
             event_id: None,
-            identity: Identity::Crowd { zone_id: zone.clone() },
+            identity: Identity::Crowd { zone_id: zone.clone().into() },
             values: [(1u8, density), (0u8, level)].into_iter().filter_map(|(i, x)| x.map(|x| (i, x))).rev().collect(),
         };
         let mut fields = vec![(Cow::Owned(note_key), FieldValue::Str(Cow::Owned(note)))];
@@ -820,7 +822,7 @@ proptest! {
         fields.extend(level.map(|x| (Cow::Borrowed("level"), FieldValue::Float(x))));
         let point = Point {
             measurement: Cow::Owned(measurement),
-            tags: vec![(Cow::Borrowed("zone"), Cow::Borrowed(zone.as_str())), (Cow::Borrowed("counter"), Cow::Borrowed(event.device_id.as_str()))],
+            tags: vec![(Cow::Borrowed("zone"), Cow::Borrowed(zone.as_str())), (Cow::Borrowed("counter"), Cow::Borrowed(event.device_id.as_ref()))],
             fields,
             timestamp: Some(event_time * 1000),
         };
@@ -840,7 +842,7 @@ fn influx_scale_and_offset_apply_to_each_field() {
             zone_id: "north-stand".into()
         }
     );
-    assert_eq!(e.values, vec![(0, 60.0 * 1.5 - 3.0), (1, 30.0 * 0.1 + 0.5)]);
+    assert_eq!(e.values[..], [(0, 60.0 * 1.5 - 3.0), (1, 30.0 * 0.1 + 0.5)]);
 }
 
 #[test]
@@ -852,11 +854,11 @@ fn the_meter_line_reads_with_and_without_its_optional_capture() {
         "2025-11-30 01:00:00 z1 LAeq,1s=84.3 dB",
     ))
     .unwrap();
-    assert_eq!((e.event_time, e.values), (NOW, vec![(0, 84.3)]));
+    assert_eq!((e.event_time, e.values.to_vec()), (NOW, vec![(0, 84.3)]));
     let line = "2025-11-30 01:00:01 z1 LAeq,1s=84.3 dB LCpeak=112 dB";
     let e = one_event(decode(&mut d, "regex", line)).unwrap();
     assert_eq!(
-        (e.event_time, e.values),
+        (e.event_time, e.values.to_vec()),
         (NOW + 1_000_000, vec![(0, 84.3), (1, 112.0 * 0.01)])
     );
 }

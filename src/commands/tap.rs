@@ -101,7 +101,12 @@ impl Tap {
         self.print(source, payload, received_at, decoded)
     }
 
-    fn decode(&mut self, topic: Option<&str>, payload: &[u8], received_at: i64) -> Decoded {
+    fn decode<'a>(
+        &mut self,
+        topic: Option<&str>,
+        payload: &'a [u8],
+        received_at: i64,
+    ) -> Decoded<'a> {
         let clock = now_micros();
         match &self.src.format {
             Some(f) => {

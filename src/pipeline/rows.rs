@@ -14,12 +14,44 @@ pub fn alert_id(
     metric: &str,
     t: Micros,
 ) -> String {
-    format!("{venue_id}/{sensor}/{device_id}/{metric}/{t}")
+    let mut id = String::new();
+    write_alert_id(&mut id, venue_id, sensor, device_id, metric, t);
+    id
+}
+
+/// [`alert_id`], written into `out` (emptied first), so that a buffer
+/// kept for it serves every alert.
+pub fn write_alert_id(
+    out: &mut String,
+    venue_id: &str,
+    sensor: SensorKind,
+    device_id: &str,
+    metric: &str,
+    t: Micros,
+) {
+    use std::fmt::Write as _;
+    out.clear();
+    let _ = write!(out, "{venue_id}/{sensor}/{device_id}/{metric}/{t}");
 }
 
 /// `{venue_id}/fatigue/{match_id}/{player_id}/{window_start µs}` (SPEC §4).
 pub fn fatigue_alert_id(venue_id: &str, match_id: i64, player_id: i64, start: Micros) -> String {
-    format!("{venue_id}/fatigue/{match_id}/{player_id}/{start}")
+    let mut id = String::new();
+    write_fatigue_alert_id(&mut id, venue_id, match_id, player_id, start);
+    id
+}
+
+/// [`fatigue_alert_id`], written into `out` (emptied first).
+pub fn write_fatigue_alert_id(
+    out: &mut String,
+    venue_id: &str,
+    match_id: i64,
+    player_id: i64,
+    start: Micros,
+) {
+    use std::fmt::Write as _;
+    out.clear();
+    let _ = write!(out, "{venue_id}/fatigue/{match_id}/{player_id}/{start}");
 }
 
 /// A z-score alert, as one `alerts` row.
@@ -63,28 +95,99 @@ pub struct AlertIdentity {
     pub delivery_id: Option<i64>,
 }
 
-impl AlertIdentity {
-    /// The alert columns of an event's identity (copies its strings: call it
-    /// only for an alert, never per event).
-    pub fn of(identity: &Identity) -> AlertIdentity {
-        match identity {
+/// An `alerts` row, borrowed from the event that raised it: the table row
+/// is written from it without copying a string, and an [`AlertRecord`] is
+/// made of it only for real-time outputs.
+#[derive(Debug, Clone, Copy)]
+pub struct AlertRow<'a> {
+    /// Deterministic id.
+    pub alert_id: &'a str,
+    /// The event.
+    pub event: &'a Event<'a>,
+    /// Metric name.
+    pub metric: &'a str,
+    /// The anomalous value.
+    pub value: f64,
+    /// Signed z-score.
+    pub z_score: f64,
+    /// Baseline it was compared with.
+    pub baseline: Baseline,
+    /// When the gateway detected it (wall clock).
+    pub detected_at: Micros,
+}
+
+impl AlertRow<'_> {
+    /// Player number, player name, zone and delivery of the event (SPEC §10).
+    fn who(&self) -> (Option<i64>, Option<&str>, Option<&str>, Option<i64>) {
+        match &self.event.identity {
             Identity::Wearable {
                 player_id,
                 player_name,
-            } => AlertIdentity {
-                player_id: Some(*player_id),
-                player_name: player_name.clone(),
-                ..AlertIdentity::default()
+            } => (Some(*player_id), player_name.as_deref(), None, None),
+            Identity::Pitch { delivery_id } => (None, None, None, *delivery_id),
+            Identity::Crowd { zone_id } => (None, None, Some(zone_id), None),
+            Identity::Generic { .. } => (None, None, None, None),
+        }
+    }
+
+    /// The alert as an owned record, for real-time outputs.
+    pub fn to_record(&self) -> AlertRecord {
+        let (player_id, player_name, zone_id, delivery_id) = self.who();
+        let e = self.event;
+        AlertRecord {
+            alert_id: self.alert_id.to_string(),
+            sensor: e.sensor,
+            device_id: e.device_id.to_string(),
+            metric: self.metric.to_string(),
+            value: self.value,
+            z_score: self.z_score,
+            baseline: self.baseline,
+            match_id: e.match_id,
+            event_time: e.event_time,
+            detected_at: self.detected_at,
+            identity: AlertIdentity {
+                player_id,
+                player_name: player_name.map(String::from),
+                zone_id: zone_id.map(String::from),
+                delivery_id,
             },
-            Identity::Pitch { delivery_id } => AlertIdentity {
-                delivery_id: *delivery_id,
-                ..AlertIdentity::default()
-            },
-            Identity::Crowd { zone_id } => AlertIdentity {
-                zone_id: Some(zone_id.clone()),
-                ..AlertIdentity::default()
-            },
-            Identity::Generic { .. } => AlertIdentity::default(),
+        }
+    }
+}
+
+/// A `fatigue_alerts` row, borrowed (see [`AlertRow`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FatigueRow<'a> {
+    /// Deterministic id.
+    pub alert_id: &'a str,
+    /// Match.
+    pub match_id: i64,
+    /// Player.
+    pub player_id: i64,
+    /// Player name, if known.
+    pub player_name: Option<&'a str>,
+    /// Window start.
+    pub window_start: Micros,
+    /// Window end.
+    pub window_end: Micros,
+    /// The window's heart-rate mean.
+    pub heart_rate_mean: f64,
+    /// The baseline.
+    pub finding: FatigueFinding,
+}
+
+impl FatigueRow<'_> {
+    /// The alert as an owned record, for real-time outputs.
+    pub fn to_record(&self) -> FatigueRecord {
+        FatigueRecord {
+            alert_id: self.alert_id.to_string(),
+            match_id: self.match_id,
+            player_id: self.player_id,
+            player_name: self.player_name.map(String::from),
+            window_start: self.window_start,
+            window_end: self.window_end,
+            heart_rate_mean: self.heart_rate_mean,
+            finding: self.finding,
         }
     }
 }
@@ -112,38 +215,40 @@ pub struct FatigueRecord {
 
 impl Stamp {
     /// Appends an `alerts` row.
-    pub fn alert(&self, buf: &mut TableBuffer, a: &AlertRecord) {
-        buf.row(a.event_time)
-            .str(&a.alert_id)
+    pub fn alert(&self, buf: &mut TableBuffer, a: &AlertRow<'_>) {
+        let e = a.event;
+        let (player_id, player_name, zone_id, delivery_id) = a.who();
+        buf.row(e.event_time)
+            .str(a.alert_id)
             .str(&self.venue_id)
             .str(&self.gateway_id)
-            .str(a.sensor.as_str())
-            .str(&a.device_id)
-            .str(&a.metric)
+            .str(e.sensor.as_str())
+            .str(&e.device_id)
+            .str(a.metric)
             .f64(a.value)
             .f64(a.z_score)
             .f64(a.baseline.mean)
             .f64(a.baseline.std)
             .i64(a.baseline.count as i64)
-            .i64(a.match_id)
-            .i64(a.event_time)
+            .i64(e.match_id)
+            .i64(e.event_time)
             .i64(a.detected_at)
-            .opt_i64(a.identity.player_id)
-            .opt_str(a.identity.player_name.as_deref())
-            .opt_str(a.identity.zone_id.as_deref())
-            .opt_i64(a.identity.delivery_id)
+            .opt_i64(player_id)
+            .opt_str(player_name)
+            .opt_str(zone_id)
+            .opt_i64(delivery_id)
             .finish();
     }
 
     /// Appends a `fatigue_alerts` row.
-    pub fn fatigue(&self, buf: &mut TableBuffer, f: &FatigueRecord) {
+    pub fn fatigue(&self, buf: &mut TableBuffer, f: &FatigueRow<'_>) {
         buf.row(f.window_start)
-            .str(&f.alert_id)
+            .str(f.alert_id)
             .str(&self.venue_id)
             .str(&self.gateway_id)
             .i64(f.match_id)
             .i64(f.player_id)
-            .opt_str(f.player_name.as_deref())
+            .opt_str(f.player_name)
             .i64(f.window_start)
             .i64(f.window_end)
             .f64(f.heart_rate_mean)

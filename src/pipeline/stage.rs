@@ -111,10 +111,15 @@ struct Outputs {
     stamp: Stamp,
     fatigue: FatigueTracker,
     tables: Vec<TableBuffer>,
+    /// Encoded buffers given back, one per table at most, to be filled again.
+    spare: Vec<Option<TableBuffer>>,
     counters: PipelineCounters,
     /// Alerts raised since the last [`Pipeline::drain_alerts`], for real-time outputs.
     live_alerts: Vec<LiveAlert>,
     live_alerts_cap: usize,
+    /// The last alert's id (z-score or fatigue), kept so that its buffer
+    /// serves the next.
+    alert_id: String,
     /// When the gateway was not running (marks windows; none in `replay`).
     downtime: crate::pipeline::downtime::Downtime,
 }
@@ -177,9 +182,11 @@ impl Pipeline {
                     config.fatigue.max_players,
                 ),
                 tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
+                spare: TableId::ALL.iter().map(|_| None).collect(),
                 counters: PipelineCounters::default(),
                 live_alerts: Vec::new(),
                 live_alerts_cap: 10_000,
+                alert_id: String::new(),
                 downtime: Default::default(),
             },
         }

@@ -38,15 +38,20 @@ impl LineFramer {
         }
     }
 
-    /// Feeds bytes; calls `emit` for every line completed by them.
+    /// Feeds bytes; calls `emit` for every line completed by them. A line
+    /// that lies whole in `data` is handed over from it, not copied.
     pub fn push(&mut self, mut data: &[u8], emit: &mut dyn FnMut(Line<'_>)) {
         while !data.is_empty() {
-            let nl = data.iter().position(|&b| b == b'\n');
+            let nl = memchr::memchr(b'\n', data);
             let (chunk, rest, complete) = match nl {
                 Some(i) => (&data[..i], &data[i + 1..], true),
                 None => (data, &data[data.len()..], false),
             };
             data = rest;
+            if complete && self.buf.is_empty() && self.overlong.is_none() {
+                emit_whole(chunk, self.max, emit);
+                continue;
+            }
             if let Some(len) = self.overlong.as_mut() {
                 *len += chunk.len();
             } else if self.buf.len() + chunk.len() > self.max + 1 {
@@ -84,22 +89,32 @@ impl LineFramer {
                 let prefix = &self.buf[..self.buf.len().min(self.max)];
                 emit(Line::TooLarge { prefix, len });
             }
-            None => {
-                if self.buf.last() == Some(&b'\r') {
-                    self.buf.pop();
-                }
-                if self.buf.len() > self.max {
-                    let len = self.buf.len();
-                    emit(Line::TooLarge {
-                        prefix: &self.buf[..self.max],
-                        len,
-                    });
-                } else {
-                    emit(Line::Ok(&self.buf));
-                }
-            }
+            None => emit_whole(&self.buf, self.max, emit),
         }
         self.buf.clear();
+    }
+}
+
+/// A whole line (without its `\n`): one trailing `\r` dropped, then
+/// [`Line::Ok`] or, past `max` bytes, [`Line::TooLarge`] (whose length
+/// counts the `\r` when the line was too long even without it, as the
+/// buffered path counts it).
+fn emit_whole(line: &[u8], max: usize, emit: &mut dyn FnMut(Line<'_>)) {
+    if line.len() > max + 1 {
+        emit(Line::TooLarge {
+            prefix: &line[..max],
+            len: line.len(),
+        });
+        return;
+    }
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.len() > max {
+        emit(Line::TooLarge {
+            prefix: &line[..max],
+            len: line.len(),
+        });
+    } else {
+        emit(Line::Ok(line));
     }
 }
 
@@ -152,5 +167,22 @@ mod tests {
     #[test]
     fn empty_lines_come_out_empty() {
         assert_eq!(frame(4, &[b"\n\na\n"]), ["", "", "a"]);
+    }
+
+    proptest::proptest! {
+        /// Lines handed over whole from the input and lines joined from
+        /// pieces come out the same: one `\r` dropped, the same lengths.
+        #[test]
+        fn whole_and_piecewise_input_frame_alike(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b'b', b'\r', b'\n']), 0..200),
+            max in 1usize..12,
+        ) {
+            let whole = frame(max, &[&text]);
+            let bytes: Vec<&[u8]> = text.chunks(1).collect();
+            proptest::prop_assert_eq!(&whole, &frame(max, &bytes));
+            let threes: Vec<&[u8]> = text.chunks(3).collect();
+            proptest::prop_assert_eq!(&whole, &frame(max, &threes));
+        }
     }
 }

@@ -152,7 +152,7 @@ impl DeviceProfile {
                 };
                 let cells = [
                     e.event_time.div_euclid(1_000).to_string(),
-                    e.device_id.clone(),
+                    e.device_id.to_string(),
                     delivery_id.map_or(String::new(), |d| d.to_string()),
                     cell(2, 1),
                     cell(3, 0),
@@ -198,7 +198,7 @@ fn render_hub(e: &Event, player_id: i64, name: Option<&str>, out: &mut String) {
     let mut pairs = vec![
         ("ts", ts),
         ("hub", "wh-1".to_string()),
-        ("vest", e.device_id.clone()),
+        ("vest", e.device_id.to_string()),
         ("player", player),
     ];
     if let Some(n) = name {
@@ -306,7 +306,7 @@ impl DeviceStream {
                 if p.render(&e, &mut out) {
                     self.last = Some(e.event_time);
                     if p.single_device() {
-                        self.device.get_or_insert_with(|| e.device_id.clone());
+                        self.device.get_or_insert_with(|| e.device_id.to_string());
                     }
                     let line = DeviceLine {
                         topic: p.topic(&e),

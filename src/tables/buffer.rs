@@ -69,9 +69,33 @@ impl TableBuffer {
         RowWriter { buf: self, col: 0 }
     }
 
-    /// Takes the rows out, leaving an empty buffer with the same capacity hints.
-    pub fn take(&mut self) -> TableBuffer {
-        std::mem::replace(self, TableBuffer::new(self.table))
+    /// Takes the rows out, leaving an empty buffer in their place: `spare`
+    /// (emptied, keeping its capacity) when one is given.
+    pub fn take(&mut self, spare: Option<TableBuffer>) -> TableBuffer {
+        let mut next = spare.unwrap_or_else(|| TableBuffer::new(self.table));
+        debug_assert_eq!(next.table, self.table);
+        next.clear();
+        std::mem::replace(self, next)
+    }
+
+    /// Forgets the rows, keeping the capacity of every column.
+    pub fn clear(&mut self) {
+        for c in &mut self.columns {
+            match c {
+                ColumnBuf::Bytes { data, offsets } => {
+                    data.clear();
+                    offsets.clear();
+                    offsets.push(0);
+                }
+                ColumnBuf::I64(v) => v.clear(),
+                ColumnBuf::F64(v) => v.clear(),
+            }
+        }
+        for d in &mut self.defs {
+            d.clear();
+        }
+        self.rows = 0;
+        self.min_time = None;
     }
 
     /// Approximate heap bytes held.

@@ -7,16 +7,88 @@ use crate::util::time::{millis_to_micros, parse_rfc3339};
 use std::borrow::Cow;
 
 /// A field's value; `None` when the object does not have it.
-pub(super) type Field<'a> = Option<&'a JsonValue<'a>>;
+pub(super) type Field<'f, 'a> = Option<&'f JsonValue<'a>>;
 
-/// The top-level fields of one object, in order.
+/// The field names an event is read from: common, identity and metric
+/// fields of every kind. [`Fields`] finds each in one pass over the object.
+const KNOWN: [&str; 21] = [
+    "sensor",
+    "device_id",
+    "event_time",
+    "event_ts",
+    "match_id",
+    "event_id",
+    "player_id",
+    "player_name",
+    "delivery_id",
+    "zone_id",
+    "metric",
+    "value",
+    "heart_rate",
+    "acceleration",
+    "running_dist",
+    "impact_x",
+    "impact_y",
+    "ball_speed",
+    "spin_rate",
+    "decibels",
+    "density",
+];
+
+/// The index of a known field name in [`KNOWN`]. A `match`, so that each
+/// comparison is with a constant of known length (a load and compare, not
+/// a call to `memcmp`).
+#[inline]
+fn slot(name: &str) -> Option<usize> {
+    Some(match name {
+        "sensor" => 0,
+        "device_id" => 1,
+        "event_time" => 2,
+        "event_ts" => 3,
+        "match_id" => 4,
+        "event_id" => 5,
+        "player_id" => 6,
+        "player_name" => 7,
+        "delivery_id" => 8,
+        "zone_id" => 9,
+        "metric" => 10,
+        "value" => 11,
+        "heart_rate" => 12,
+        "acceleration" => 13,
+        "running_dist" => 14,
+        "impact_x" => 15,
+        "impact_y" => 16,
+        "ball_speed" => 17,
+        "spin_rate" => 18,
+        "decibels" => 19,
+        "density" => 20,
+        _ => return None,
+    })
+}
+
+/// The top-level fields of one object, in order, with the known ones
+/// indexed: each is looked up once per object, not once per question.
 #[derive(Clone, Copy)]
-pub(super) struct Fields<'a>(pub(super) &'a [(Cow<'a, str>, JsonValue<'a>)]);
+pub(super) struct Fields<'f, 'a> {
+    known: [Field<'f, 'a>; KNOWN.len()],
+}
 
-impl<'a> Fields<'a> {
-    /// The field `name`; of a repeated key, the last.
-    pub(super) fn get(self, name: &str) -> Field<'a> {
-        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+impl<'f, 'a> Fields<'f, 'a> {
+    /// Indexes `all`; of a repeated key, the last wins.
+    pub(super) fn new(all: &'f [(Cow<'a, str>, JsonValue<'a>)]) -> Fields<'f, 'a> {
+        let mut known = [None; KNOWN.len()];
+        for (k, v) in all {
+            if let Some(i) = slot(k) {
+                known[i] = Some(v);
+            }
+        }
+        Fields { known }
+    }
+
+    /// The field `name` (one of the names an event is read from).
+    pub(super) fn get(&self, name: &str) -> Field<'f, 'a> {
+        debug_assert!(slot(name).is_some(), "{name} is not a known field");
+        slot(name).and_then(|i| self.known[i])
     }
 }
 
@@ -40,7 +112,10 @@ pub(super) fn wrong_type(name: &str, expected: &str, v: &JsonValue<'_>) -> Rejec
 }
 
 /// The sensor kind: the field, else the source's kind; the two must agree.
-pub(super) fn sensor_field(v: Field<'_>, hint: Option<SensorKind>) -> Result<SensorKind, Reject> {
+pub(super) fn sensor_field(
+    v: Field<'_, '_>,
+    hint: Option<SensorKind>,
+) -> Result<SensorKind, Reject> {
     match (v, hint) {
         (None | Some(JsonValue::Null), Some(h)) => Ok(h),
         (None | Some(JsonValue::Null), None) => Err(Reject::new(
@@ -66,12 +141,21 @@ pub(super) fn sensor_field(v: Field<'_>, hint: Option<SensorKind>) -> Result<Sen
     }
 }
 
-/// A required string field, borrowed from the input when it has no escapes.
-pub(super) fn required_str<'a>(v: Field<'a>, name: &str) -> Result<Cow<'a, str>, Reject> {
+/// A required string field, borrowed from the input when it has no
+/// escapes (an escaped one is copied: the only case that allocates).
+pub(super) fn required_str<'a>(v: Field<'_, 'a>, name: &str) -> Result<Cow<'a, str>, Reject> {
     match v {
         None | Some(JsonValue::Null) => Err(missing(name)),
-        Some(JsonValue::Str(s)) => Ok(Cow::Borrowed(s.as_ref())),
+        Some(JsonValue::Str(s)) => Ok(reborrow(s)),
         Some(v) => Err(wrong_type(name, "a string", v)),
+    }
+}
+
+/// A string value as a `Cow` of the input's lifetime.
+pub(super) fn reborrow<'a>(s: &Cow<'a, str>) -> Cow<'a, str> {
+    match s {
+        Cow::Borrowed(b) => Cow::Borrowed(b),
+        Cow::Owned(o) => Cow::Owned(o.clone()),
     }
 }
 
@@ -92,7 +176,7 @@ fn parse_int(text: &str, name: &str) -> Result<i64, Reject> {
 }
 
 /// An optional integer field.
-pub(super) fn optional_int(v: Field<'_>, name: &str) -> Result<Option<i64>, Reject> {
+pub(super) fn optional_int(v: Field<'_, '_>, name: &str) -> Result<Option<i64>, Reject> {
     match v {
         None | Some(JsonValue::Null) => Ok(None),
         Some(JsonValue::Num(t)) => parse_int(t, name).map(Some),
@@ -102,7 +186,7 @@ pub(super) fn optional_int(v: Field<'_>, name: &str) -> Result<Option<i64>, Reje
 
 /// The event time, from `event_time` or (when that is absent or null) its
 /// alias `event_ts`.
-pub(super) fn event_time(f: Fields<'_>) -> Result<Micros, Reject> {
+pub(super) fn event_time(f: &Fields<'_, '_>) -> Result<Micros, Reject> {
     let field = match f.get("event_time") {
         Some(JsonValue::Null) | None => f.get("event_ts").map(|v| (v, "event_ts")),
         Some(v) => Some((v, "event_time")),
@@ -142,7 +226,7 @@ fn time_value(v: Option<(&JsonValue<'_>, &str)>) -> Result<Micros, Reject> {
 }
 
 /// An optional metric: a finite number.
-pub(super) fn metric_value(v: Field<'_>, name: &str) -> Result<Option<f64>, Reject> {
+pub(super) fn metric_value(v: Field<'_, '_>, name: &str) -> Result<Option<f64>, Reject> {
     match v {
         None | Some(JsonValue::Null) => Ok(None),
         Some(JsonValue::Num(t)) => {
@@ -158,5 +242,19 @@ pub(super) fn metric_value(v: Field<'_>, name: &str) -> Result<Option<f64>, Reje
             }
         }
         Some(v) => Err(wrong_type(name, "a number", v)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{slot, KNOWN};
+
+    #[test]
+    fn every_known_name_has_its_own_slot() {
+        for (i, name) in KNOWN.iter().enumerate() {
+            assert_eq!(slot(name), Some(i), "{name}");
+        }
+        assert_eq!(slot("sensors"), None);
+        assert_eq!(slot(""), None);
     }
 }

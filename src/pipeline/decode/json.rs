@@ -11,8 +11,12 @@
 
 mod escape;
 pub mod pointer;
+mod reuse;
+mod scan;
 
 pub use pointer::Pointer;
+pub use reuse::FieldBuf;
+use scan::plain_prefix;
 
 use std::borrow::Cow;
 
@@ -121,6 +125,28 @@ pub fn parse(s: &str) -> Result<Document<'_>, SyntaxError> {
     })
 }
 
+/// One top-level field: its name and value.
+pub type Member<'a> = (Cow<'a, str>, JsonValue<'a>);
+
+/// Parses a document into `fields` (emptied first) when it is an object
+/// (`Ok(None)`); else `Ok(Some(type name))`.
+pub fn parse_into<'a>(s: &'a str, fields: &mut Vec<Member<'a>>) -> R<Option<&'static str>> {
+    fields.clear();
+    let mut r = Reader::new(s);
+    r.ws();
+    let other = if r.peek() == Some(b'{') {
+        r.object_into(fields)?;
+        None
+    } else {
+        Some(r.value(0)?.type_name())
+    };
+    r.ws();
+    if r.i != r.b.len() {
+        return Err(r.err("end of input after the JSON value"));
+    }
+    Ok(other)
+}
+
 /// Parses a whole document whatever its top level, for [`Pointer::resolve`].
 pub fn parse_root(s: &str) -> Result<Root<'_>, SyntaxError> {
     let mut r = Reader::new(s);
@@ -179,13 +205,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn top_object(&mut self) -> R<Vec<(Cow<'a, str>, JsonValue<'a>)>> {
+    fn top_object(&mut self) -> R<Vec<Member<'a>>> {
         let mut fields = Vec::with_capacity(12);
+        self.object_into(&mut fields)?;
+        Ok(fields)
+    }
+
+    /// The top-level object's fields, appended to `fields`.
+    fn object_into(&mut self, fields: &mut Vec<Member<'a>>) -> R<()> {
         self.i += 1;
         self.ws();
         if self.peek() == Some(b'}') {
             self.i += 1;
-            return Ok(fields);
+            return Ok(());
         }
         loop {
             self.ws();
@@ -200,7 +232,7 @@ impl<'a> Reader<'a> {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
-                    return Ok(fields);
+                    return Ok(());
                 }
                 _ => return Err(self.err("',' or '}' in an object")),
             }
@@ -340,10 +372,12 @@ impl<'a> Reader<'a> {
     }
 
     /// The fast path of a string: from its opening quote up to its closing
-    /// quote or its first escape.
+    /// quote or its first escape. Eight bytes at a time while none of them
+    /// is a quote, a backslash or a control character.
     fn plain_run(&mut self) -> R<Run<'a>> {
         self.eat(b'"', "a string")?;
         let start = self.i;
+        self.i += plain_prefix(&self.b[self.i..]);
         loop {
             match self.peek() {
                 None => return Err(self.err("a closing quote")),

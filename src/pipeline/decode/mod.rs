@@ -19,21 +19,22 @@ use crate::config::sources::format::SourceFormat;
 use crate::config::MetricRange;
 use crate::model::{Event, Micros, RawInput, Reject, RejectReason, SensorKind};
 use fields::Fields;
-use json::{Document, JsonValue};
+use json::{FieldBuf, JsonValue};
 use map::{Context, MapDecoder, Mapped};
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Earliest plausible event time on a live source: 2020-01-01T00:00:00Z.
 pub const EARLIEST_PLAUSIBLE: Micros = 1_577_836_800_000_000;
 
-/// What the decoder made of an input.
+/// What the decoder made of an input; its events borrow from the input.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decoded {
+pub enum Decoded<'a> {
     /// A valid event.
-    Event(Event),
+    Event(Event<'a>),
     /// Several events from one input: a mapped `generic` source's metrics,
     /// one event each (SPEC §9).
-    Events(Vec<Event>),
+    Events(Vec<Event<'static>>),
     /// Bad input, to be written to `rejects`.
     Reject(Reject),
     /// An empty or whitespace-only line: not an event, not a reject.
@@ -53,6 +54,8 @@ pub struct Decoder {
     /// The mapped sources' decoders (SPEC §9); each is taken out while it
     /// decodes, so that it can use the checks above.
     mappers: Vec<Option<MapDecoder>>,
+    /// The fields vector of §1 JSON, kept between inputs.
+    fields: RefCell<FieldBuf>,
 }
 
 impl Clone for Decoder {
@@ -91,6 +94,7 @@ impl Decoder {
             live_max_future,
             clock_trusted: true,
             mappers: Vec::new(),
+            fields: RefCell::default(),
         }
     }
 
@@ -114,18 +118,18 @@ impl Decoder {
     }
 
     /// Decodes one input. `clock` is the wall clock (used on live sources only).
-    pub fn decode(&mut self, input: &RawInput, clock: Micros) -> Decoded {
+    pub fn decode<'a>(&mut self, input: &'a RawInput, clock: Micros) -> Decoded<'a> {
         self.decode_with(input, clock, &mut |_, _, _| {})
     }
 
     /// [`Decoder::decode`], telling `on_unknown` about the accepted event's
     /// numeric fields that its kind does not know.
-    pub fn decode_with(
+    pub fn decode_with<'a>(
         &mut self,
-        input: &RawInput,
+        input: &'a RawInput,
         clock: Micros,
         on_unknown: &mut OnUnknown<'_>,
-    ) -> Decoded {
+    ) -> Decoded<'a> {
         if let Some(crate::model::FramingError::TooLarge { len }) = input.framing_error {
             return reject(
                 RejectReason::TooLarge,
@@ -149,7 +153,12 @@ impl Decoder {
 
     /// Decodes `bytes` in the device format of the source named `name`
     /// (SPEC §9).
-    pub fn decode_mapped(&mut self, name: &str, bytes: &[u8], cx: &Context<'_>) -> Decoded {
+    pub fn decode_mapped(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        cx: &Context<'_>,
+    ) -> Decoded<'static> {
         let text = match self.text(bytes) {
             Ok(Some(t)) => t,
             Ok(None) => return Decoded::Skip,
@@ -206,26 +215,50 @@ impl Decoder {
     }
 
     /// Decodes raw bytes with an optional source kind.
-    pub fn decode_bytes(&self, bytes: &[u8], hint: Option<SensorKind>, clock: Micros) -> Decoded {
+    pub fn decode_bytes<'a>(
+        &self,
+        bytes: &'a [u8],
+        hint: Option<SensorKind>,
+        clock: Micros,
+    ) -> Decoded<'a> {
         self.decode_bytes_with(bytes, hint, clock, &mut |_, _, _| {})
     }
 
     /// [`Decoder::decode_bytes`], telling `on_unknown` about unknown numeric fields.
-    pub fn decode_bytes_with(
+    pub fn decode_bytes_with<'a>(
         &self,
-        bytes: &[u8],
+        bytes: &'a [u8],
         hint: Option<SensorKind>,
         clock: Micros,
         on_unknown: &mut OnUnknown<'_>,
-    ) -> Decoded {
+    ) -> Decoded<'a> {
         let text = match self.text(bytes) {
             Ok(Some(t)) => t,
             Ok(None) => return Decoded::Skip,
             Err(r) => return Decoded::Reject(r),
         };
-        let fields = match json::parse(text) {
-            Ok(Document::Object(f)) => f,
-            Ok(Document::NotObject(t)) => {
+        // Not re-entered; a fresh vector would do if it were.
+        let mut buf = self.fields.try_borrow_mut().ok();
+        let mut fields = buf.as_mut().map(|b| b.take()).unwrap_or_default();
+        let decoded = self.object(text, &mut fields, hint, clock, on_unknown);
+        if let Some(b) = buf.as_mut() {
+            b.put(fields);
+        }
+        decoded
+    }
+
+    /// §1 JSON text → an event, reading its fields into `fields`.
+    fn object<'a>(
+        &self,
+        text: &'a str,
+        fields: &mut Vec<json::Member<'a>>,
+        hint: Option<SensorKind>,
+        clock: Micros,
+        on_unknown: &mut OnUnknown<'_>,
+    ) -> Decoded<'a> {
+        match json::parse_into(text, fields) {
+            Ok(None) => {}
+            Ok(Some(t)) => {
                 return reject(
                     RejectReason::NotAnObject,
                     format!("top level is {t}, not an object"),
@@ -237,11 +270,11 @@ impl Decoder {
                     format!("at byte {}: expected {}", e.at, e.what),
                 )
             }
-        };
-        match self.event(Fields(&fields), hint, clock) {
+        }
+        match self.event(&Fields::new(fields), hint, clock) {
             Ok(e) => {
                 // No allocation here: names are compared, not copied.
-                for (name, v) in &fields {
+                for (name, v) in fields.iter() {
                     if matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_))
                         && !unknown::is_known_field(e.sensor, name)
                     {
@@ -255,7 +288,7 @@ impl Decoder {
     }
 }
 
-fn reject(reason: RejectReason, detail: String) -> Decoded {
+fn reject(reason: RejectReason, detail: String) -> Decoded<'static> {
     Decoded::Reject(Reject { reason, detail })
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 pub fn to_json(e: &Event) -> Value {
     let mut o = Map::new();
     o.insert("sensor".into(), e.sensor.as_str().into());
-    o.insert("device_id".into(), e.device_id.as_str().into());
+    o.insert("device_id".into(), e.device_id.as_ref().into());
     o.insert("event_time".into(), format_rfc3339(e.event_time).into());
     o.insert("match_id".into(), e.match_id.into());
     if let Some(id) = e.event_id {
@@ -23,7 +23,7 @@ pub fn to_json(e: &Event) -> Value {
         } => {
             o.insert("player_id".into(), (*player_id).into());
             if let Some(n) = player_name {
-                o.insert("player_name".into(), n.as_str().into());
+                o.insert("player_name".into(), n.as_ref().into());
             }
         }
         Identity::Pitch { delivery_id } => {
@@ -32,10 +32,10 @@ pub fn to_json(e: &Event) -> Value {
             }
         }
         Identity::Crowd { zone_id } => {
-            o.insert("zone_id".into(), zone_id.as_str().into());
+            o.insert("zone_id".into(), zone_id.as_ref().into());
         }
         Identity::Generic { metric } => {
-            o.insert("metric".into(), metric.as_str().into());
+            o.insert("metric".into(), metric.as_ref().into());
         }
     }
     for &(i, x) in &e.values {
@@ -56,7 +56,7 @@ fn number(x: f64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SensorKind;
+    use crate::model::{Readings, SensorKind};
     use crate::pipeline::decode::{Decoded, Decoder};
 
     #[test]
@@ -71,7 +71,7 @@ mod tests {
                 player_id: 7,
                 player_name: Some("A \"quoted\" name".into()),
             },
-            values: vec![(0, 151.0), (2, 0.1 + 0.2)],
+            values: Readings::from_slice(&[(0, 151.0), (2, 0.1 + 0.2)]).unwrap(),
         };
         let line = to_json(&e).to_string();
         let d = Decoder::new(4096, vec![], None);

@@ -24,9 +24,9 @@ fn reason_with(line: &str, hint: Option<SensorKind>) -> RejectReason {
     }
 }
 
-fn event(line: &str) -> Event {
+fn event(line: &str) -> Event<'static> {
     match dec().decode_bytes(line.as_bytes(), None, 0) {
-        Decoded::Event(e) => e,
+        Decoded::Event(e) => e.into_owned(),
         other => panic!("{line} was not accepted: {other:?}"),
     }
 }
@@ -44,7 +44,7 @@ fn wearable_event_decodes_with_all_fields() {
     assert_eq!(e.match_id, 3);
     assert_eq!(e.event_id, Some(99));
     assert_eq!(e.player_name(), Some("Ana"));
-    assert_eq!(e.values, vec![(0, 141.5)]);
+    assert_eq!(e.values[..], [(0, 141.5)]);
     assert_eq!(
         e.event_time,
         crate::util::time::parse_rfc3339("2026-11-29T19:30:00Z").unwrap()

@@ -3,21 +3,22 @@
 //! their configured ranges); the first problem is the [`Reject`].
 
 use super::fields::{
-    event_time, metric_value, missing, optional_int, required_str, sensor_field, wrong_type, Fields,
+    event_time, metric_value, missing, optional_int, reborrow, required_str, sensor_field,
+    wrong_type, Fields,
 };
 use super::json::JsonValue;
 use super::{Decoder, EARLIEST_PLAUSIBLE};
-use crate::model::{Event, Identity, Micros, Reject, RejectReason, SensorKind};
+use crate::model::{Event, Identity, Micros, Readings, Reject, RejectReason, SensorKind};
 use crate::util::time::format_rfc3339;
 
 impl Decoder {
     /// The event the fields describe. `clock` is the wall clock.
-    pub(super) fn event(
+    pub(super) fn event<'a>(
         &self,
-        fields: Fields<'_>,
+        fields: &Fields<'_, 'a>,
         hint: Option<SensorKind>,
         clock: Micros,
-    ) -> Result<Event, Reject> {
+    ) -> Result<Event<'a>, Reject> {
         let sensor = sensor_field(fields.get("sensor"), hint)?;
         let device_id = required_str(fields.get("device_id"), "device_id")?;
         check_id(&device_id, "device_id")?;
@@ -35,7 +36,7 @@ impl Decoder {
         let values = self.values(sensor, &identity, fields)?;
         Ok(Event {
             sensor,
-            device_id: device_id.into_owned(),
+            device_id,
             event_time,
             match_id,
             event_id,
@@ -102,24 +103,25 @@ impl Decoder {
     fn values(
         &self,
         sensor: SensorKind,
-        identity: &Identity,
-        fields: Fields<'_>,
-    ) -> Result<Vec<(u8, f64)>, Reject> {
+        identity: &Identity<'_>,
+        fields: &Fields<'_, '_>,
+    ) -> Result<Readings, Reject> {
         let names: &[&str] = match sensor {
             SensorKind::Generic => &["value"],
             k => k.metrics(),
         };
-        let mut values = Vec::with_capacity(names.len());
+        let mut values = Readings::new();
         for (i, name) in names.iter().enumerate() {
             let Some(x) = metric_value(fields.get(name), name)? else {
                 continue;
             };
             let metric_name = match identity {
-                Identity::Generic { metric } => metric.as_str(),
+                Identity::Generic { metric } => metric.as_ref(),
                 _ => name,
             };
             self.check_range(sensor, metric_name, name, x)?;
-            values.push((i as u8, x));
+            // At most MAX_METRICS names, so there is always room.
+            let _ = values.push((i as u8, x));
         }
         if values.is_empty() {
             return Err(Reject::new(
@@ -135,14 +137,17 @@ impl Decoder {
 }
 
 /// Who or what the event is about, by kind: player, delivery, zone or metric name.
-fn identity(sensor: SensorKind, fields: Fields<'_>) -> Result<Identity, Reject> {
+fn identity<'a>(sensor: SensorKind, fields: &Fields<'_, 'a>) -> Result<Identity<'a>, Reject> {
     Ok(match sensor {
         SensorKind::Wearable => {
             let player_id = optional_int(fields.get("player_id"), "player_id")?
                 .ok_or_else(|| missing("player_id"))?;
             let player_name = match fields.get("player_name") {
                 None | Some(JsonValue::Null) => None,
-                Some(JsonValue::Str(s)) => Some(check_player_name(s)?.to_string()),
+                Some(JsonValue::Str(s)) => {
+                    check_player_name(s)?;
+                    Some(reborrow(s))
+                }
                 Some(v) => return Err(wrong_type("player_name", "a string", v)),
             };
             Identity::Wearable {
@@ -156,16 +161,12 @@ fn identity(sensor: SensorKind, fields: Fields<'_>) -> Result<Identity, Reject> 
         SensorKind::Crowd => {
             let zone_id = required_str(fields.get("zone_id"), "zone_id")?;
             check_id(&zone_id, "zone_id")?;
-            Identity::Crowd {
-                zone_id: zone_id.into_owned(),
-            }
+            Identity::Crowd { zone_id }
         }
         SensorKind::Generic => {
             let metric = required_str(fields.get("metric"), "metric")?;
             check_metric_name(&metric)?;
-            Identity::Generic {
-                metric: metric.into_owned(),
-            }
+            Identity::Generic { metric }
         }
     })
 }

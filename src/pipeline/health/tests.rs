@@ -11,7 +11,7 @@ fn tracker(max_devices: usize) -> DeviceHealth {
     })
 }
 
-fn player(id: i64) -> Identity {
+fn player(id: i64) -> Identity<'static> {
     Identity::Wearable {
         player_id: id,
         player_name: None,

@@ -6,9 +6,7 @@ use super::{LiveAlert, Outputs, Pipeline};
 use crate::model::{Event, Micros, RejectReason, SensorKind};
 use crate::pipeline::console_rows::{AckRecord, DeviceEventRecord};
 use crate::pipeline::detect::stats::Baseline;
-use crate::pipeline::rows::{
-    alert_id, fatigue_alert_id, AlertIdentity, AlertRecord, FatigueRecord,
-};
+use crate::pipeline::rows::{write_alert_id, write_fatigue_alert_id, AlertRow, FatigueRow};
 use crate::pipeline::window::{GroupKey, WindowRow};
 use crate::tables::{TableBuffer, TableId};
 
@@ -34,39 +32,42 @@ impl Outputs {
             .reject(buf, source, reason, detail, payload, max_bytes, at);
     }
 
-    /// Writes a z-score alert for reading `x` of `e`, and passes it on live.
+    /// Writes a z-score alert for reading `x` of `e`, and passes it on live
+    /// (the only copy of its strings, and only when live alerts are on).
     pub(super) fn alert(
         &mut self,
-        e: &Event,
+        e: &Event<'_>,
         metric: &str,
         x: f64,
         z_score: f64,
         baseline: Baseline,
         clock: Micros,
     ) {
-        let record = AlertRecord {
-            alert_id: alert_id(
-                &self.stamp.venue_id,
-                e.sensor,
-                &e.device_id,
-                metric,
-                e.event_time,
-            ),
-            sensor: e.sensor,
-            device_id: e.device_id.clone(),
-            metric: metric.to_string(),
+        let mut id = std::mem::take(&mut self.alert_id);
+        write_alert_id(
+            &mut id,
+            &self.stamp.venue_id,
+            e.sensor,
+            &e.device_id,
+            metric,
+            e.event_time,
+        );
+        let row = AlertRow {
+            alert_id: &id,
+            event: e,
+            metric,
             value: x,
             z_score,
             baseline,
-            match_id: e.match_id,
-            event_time: e.event_time,
             detected_at: clock,
-            identity: AlertIdentity::of(&e.identity),
         };
         self.stamp
-            .alert(&mut self.tables[TableId::Alerts.index()], &record);
+            .alert(&mut self.tables[TableId::Alerts.index()], &row);
         self.counters.alerts += 1;
-        self.push_live(LiveAlert::ZScore(record));
+        if self.live_alerts.len() < self.live_alerts_cap {
+            self.push_live(LiveAlert::ZScore(row.to_record()));
+        }
+        self.alert_id = id;
     }
 
     /// Writes the new readings of `e` to `raw` (when `raw` is on) and, when
@@ -106,12 +107,12 @@ impl Outputs {
     }
 
     /// Writes an emitted window row, and a fatigue alert if it is one.
-    pub(super) fn window(&mut self, w: WindowRow) {
+    pub(super) fn window(&mut self, w: &WindowRow) {
         self.counters.windows_emitted += 1;
         let t = TableId::windows(w.kind);
         let downtime_ms = self.downtime.overlap_ms(w.start, w.end);
         self.stamp
-            .window(&mut self.tables[t.index()], &w, downtime_ms);
+            .window(&mut self.tables[t.index()], w, downtime_ms);
         if let (
             SensorKind::Wearable,
             GroupKey::Wearable {
@@ -120,7 +121,7 @@ impl Outputs {
             },
         ) = (w.kind, &w.key)
         {
-            self.fatigue(&w, *match_id, *player_id);
+            self.fatigue(w, *match_id, *player_id);
         }
     }
 
@@ -131,11 +132,13 @@ impl Outputs {
         let Some(finding) = self.fatigue.on_window(match_id, player_id, w.start, hr) else {
             return;
         };
-        let record = FatigueRecord {
-            alert_id: fatigue_alert_id(&self.stamp.venue_id, match_id, player_id, w.start),
+        let mut id = std::mem::take(&mut self.alert_id);
+        write_fatigue_alert_id(&mut id, &self.stamp.venue_id, match_id, player_id, w.start);
+        let row = FatigueRow {
+            alert_id: &id,
             match_id,
             player_id,
-            player_name: w.cell.player_name.as_deref().map(String::from),
+            player_name: w.cell.player_name.as_deref(),
             window_start: w.start,
             window_end: w.end,
             // on_window only finds fatigue when the mean exists.
@@ -143,9 +146,12 @@ impl Outputs {
             finding,
         };
         self.stamp
-            .fatigue(&mut self.tables[TableId::FatigueAlerts.index()], &record);
+            .fatigue(&mut self.tables[TableId::FatigueAlerts.index()], &row);
         self.counters.fatigue_alerts += 1;
-        self.push_live(LiveAlert::Fatigue(record));
+        if self.live_alerts.len() < self.live_alerts_cap {
+            self.push_live(LiveAlert::Fatigue(row.to_record()));
+        }
+        self.alert_id = id;
     }
 
     /// Writes a `device_events` row and passes the event on live.
@@ -189,12 +195,24 @@ impl Pipeline {
     /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
     pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
         let min_rows = min_rows.max(1);
-        self.out
-            .tables
+        let out = &mut self.out;
+        out.tables
             .iter_mut()
             .filter(|t| t.rows >= min_rows)
-            .map(|t| t.take())
+            .map(|t| t.take(out.spare[t.table.index()].take()))
             .collect()
+    }
+
+    /// Gives back buffers taken with [`Pipeline::take_tables`] once they
+    /// are encoded, so that their capacity serves the next rows (one spare
+    /// per table is kept).
+    pub fn recycle_tables(&mut self, tables: Vec<TableBuffer>) {
+        for t in tables {
+            let spare = &mut self.out.spare[t.table.index()];
+            if spare.is_none() {
+                *spare = Some(t);
+            }
+        }
     }
 
     /// Rows waiting in the largest table.

@@ -82,7 +82,12 @@ impl Pipeline {
         self.apply(decoded, source, payload, received_at, clock, None);
     }
 
-    fn decode_bytes(&mut self, payload: &[u8], hint: Option<SensorKind>, clock: Micros) -> Decoded {
+    fn decode_bytes<'a>(
+        &mut self,
+        payload: &'a [u8],
+        hint: Option<SensorKind>,
+        clock: Micros,
+    ) -> Decoded<'a> {
         self.watch_clock(clock);
         let unknown = &mut self.out.counters.unknown_fields;
         self.decoder

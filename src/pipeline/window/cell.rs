@@ -2,9 +2,13 @@
 //! metric, a compensated mean with min and max.
 
 use crate::model::{Event, Identity, SensorKind};
+use crate::util::intern::Interner;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
-/// The group a window row belongs to (SPEC §3 table).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The group a window row belongs to (SPEC §3 table). Its strings are
+/// interned: a group that comes back in the next window shares them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GroupKey {
     /// `windows_wearable`: match and player.
     Wearable {
@@ -23,37 +27,104 @@ pub enum GroupKey {
         /// Match.
         match_id: i64,
         /// Zone.
-        zone_id: Box<str>,
+        zone_id: Arc<str>,
     },
     /// `windows_generic`: device and metric.
     Generic {
         /// Device.
-        device_id: Box<str>,
+        device_id: Arc<str>,
         /// Metric name.
-        metric: Box<str>,
+        metric: Arc<str>,
     },
 }
 
-impl GroupKey {
+/// A [`GroupKey`] borrowed from an event, to find its cell without
+/// building the key. Hashes as the key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum GroupRef<'a> {
+    Wearable { match_id: i64, player_id: i64 },
+    Pitch { match_id: i64 },
+    Crowd { match_id: i64, zone_id: &'a str },
+    Generic { device_id: &'a str, metric: &'a str },
+}
+
+impl<'a> GroupRef<'a> {
     /// The group of an event.
-    pub(super) fn of(e: &Event) -> GroupKey {
+    pub(super) fn of(e: &'a Event<'_>) -> GroupRef<'a> {
         match &e.identity {
-            Identity::Wearable { player_id, .. } => GroupKey::Wearable {
+            Identity::Wearable { player_id, .. } => GroupRef::Wearable {
                 match_id: e.match_id,
                 player_id: *player_id,
             },
-            Identity::Pitch { .. } => GroupKey::Pitch {
+            Identity::Pitch { .. } => GroupRef::Pitch {
                 match_id: e.match_id,
             },
-            Identity::Crowd { zone_id } => GroupKey::Crowd {
+            Identity::Crowd { zone_id } => GroupRef::Crowd {
                 match_id: e.match_id,
-                zone_id: zone_id.as_str().into(),
+                zone_id,
             },
-            Identity::Generic { metric } => GroupKey::Generic {
-                device_id: e.device_id.as_str().into(),
-                metric: metric.as_str().into(),
+            Identity::Generic { metric } => GroupRef::Generic {
+                device_id: &e.device_id,
+                metric,
             },
         }
+    }
+
+    /// The owned key, its strings from `names`.
+    pub(super) fn to_key(self, names: &mut Interner) -> GroupKey {
+        match self {
+            GroupRef::Wearable {
+                match_id,
+                player_id,
+            } => GroupKey::Wearable {
+                match_id,
+                player_id,
+            },
+            GroupRef::Pitch { match_id } => GroupKey::Pitch { match_id },
+            GroupRef::Crowd { match_id, zone_id } => GroupKey::Crowd {
+                match_id,
+                zone_id: names.get(zone_id),
+            },
+            GroupRef::Generic { device_id, metric } => GroupKey::Generic {
+                device_id: names.get(device_id),
+                metric: names.get(metric),
+            },
+        }
+    }
+}
+
+impl GroupKey {
+    /// The key borrowed.
+    pub(super) fn as_ref(&self) -> GroupRef<'_> {
+        match self {
+            GroupKey::Wearable {
+                match_id,
+                player_id,
+            } => GroupRef::Wearable {
+                match_id: *match_id,
+                player_id: *player_id,
+            },
+            GroupKey::Pitch { match_id } => GroupRef::Pitch {
+                match_id: *match_id,
+            },
+            GroupKey::Crowd { match_id, zone_id } => GroupRef::Crowd {
+                match_id: *match_id,
+                zone_id,
+            },
+            GroupKey::Generic { device_id, metric } => GroupRef::Generic { device_id, metric },
+        }
+    }
+}
+
+impl Hash for GroupKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_ref().hash(state)
+    }
+}
+
+impl hashbrown::Equivalent<GroupKey> for GroupRef<'_> {
+    fn equivalent(&self, key: &GroupKey) -> bool {
+        *self == key.as_ref()
     }
 }
 
@@ -119,10 +190,11 @@ impl Agg {
 pub struct Cell {
     /// Non-late, non-duplicate events.
     pub events: u64,
-    /// Last non-null player name (wearables).
-    pub player_name: Option<Box<str>>,
+    /// Last non-null player name (wearables), interned.
+    pub player_name: Option<Arc<str>>,
     /// One per metric of the kind (generic: one, for `value`), sized to the
-    /// kind so that a generic cell does not carry four.
+    /// kind so that a generic cell does not carry four. The aggregator
+    /// reuses the slices of emitted cells (see [`Cell::reuse`]).
     pub aggs: Box<[Agg]>,
 }
 
@@ -134,6 +206,17 @@ impl Cell {
             events: 0,
             player_name: None,
             aggs: vec![Agg::default(); n].into_boxed_slice(),
+        }
+    }
+
+    /// An empty cell for `kind` on the aggregates of an emitted one of the
+    /// same kind: no allocation.
+    pub(super) fn reuse(mut aggs: Box<[Agg]>) -> Cell {
+        aggs.fill(Agg::default());
+        Cell {
+            events: 0,
+            player_name: None,
+            aggs,
         }
     }
 }

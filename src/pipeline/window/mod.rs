@@ -16,8 +16,13 @@ mod watermark;
 pub use cell::{Agg, Cell, GroupKey};
 
 use crate::model::{Event, Micros, SensorKind};
-use crate::util::hash::FxHashMap;
+use crate::util::hash::FxBuild;
+use crate::util::intern::Interner;
+use cell::GroupRef;
 use std::collections::BTreeMap;
+
+/// One window's cells, by group.
+type Cells = hashbrown::HashMap<GroupKey, Cell, FxBuild>;
 
 /// Window parameters (`[windows]`).
 #[derive(Debug, Clone, Copy)]
@@ -64,12 +69,20 @@ pub enum Placement {
 pub struct WindowAggregator {
     p: WindowParams,
     max_time: [Option<Micros>; 4],
-    open: [BTreeMap<Micros, FxHashMap<GroupKey, Cell>>; 4],
+    open: [BTreeMap<Micros, Cells>; 4],
     open_cells: usize,
     dropped: u64,
     /// Groups in the last emitted window of each kind: new windows' maps are
     /// sized to it, so they do not grow (and briefly double) by rehashing.
     last_groups: [usize; 4],
+    /// The strings of group keys and player names, shared across windows.
+    names: Interner,
+    /// Per kind, the aggregates of emitted cells, for new cells to reuse
+    /// (never more than the cells one window had).
+    spare: [Vec<Box<[Agg]>>; 4],
+    /// The cells of the window being emitted, sorted by group (kept for
+    /// its capacity).
+    emitting: Vec<(GroupKey, Cell)>,
 }
 
 impl WindowAggregator {
@@ -82,6 +95,9 @@ impl WindowAggregator {
             open_cells: 0,
             dropped: 0,
             last_groups: [0; 4],
+            names: Interner::default(),
+            spare: Default::default(),
+            emitting: Vec::new(),
         }
     }
 
@@ -108,8 +124,8 @@ impl WindowAggregator {
         }
         let start = self.window_start(e.event_time);
         let windows = &mut self.open[e.sensor.index()];
-        let key = GroupKey::of(e);
-        let cell = match windows.get_mut(&start).and_then(|w| w.get_mut(&key)) {
+        let group = GroupRef::of(e);
+        let cell = match windows.get_mut(&start).and_then(|w| w.get_mut(&group)) {
             Some(c) => c,
             None => {
                 if self.open_cells >= self.p.max_open_groups {
@@ -120,17 +136,18 @@ impl WindowAggregator {
                 let hint = self.last_groups[e.sensor.index()];
                 windows
                     .entry(start)
-                    .or_insert_with(|| {
-                        FxHashMap::with_capacity_and_hasher(hint, Default::default())
+                    .or_insert_with(|| Cells::with_capacity_and_hasher(hint, FxBuild::default()))
+                    .entry(group.to_key(&mut self.names))
+                    .or_insert_with(|| match self.spare[e.sensor.index()].pop() {
+                        Some(aggs) => Cell::reuse(aggs),
+                        None => Cell::new(e.sensor),
                     })
-                    .entry(key)
-                    .or_insert_with(|| Cell::new(e.sensor))
             }
         };
         cell.events += 1;
         if let Some(name) = e.player_name() {
             if cell.player_name.as_deref() != Some(name) {
-                cell.player_name = Some(name.into());
+                cell.player_name = Some(self.names.get(name));
             }
         }
         for &(i, x) in values {

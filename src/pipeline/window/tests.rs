@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::Identity;
+use crate::model::{Identity, Readings};
 use proptest::prelude::*;
 
 const MIN: Micros = 60_000_000;
@@ -12,29 +12,29 @@ fn agg() -> WindowAggregator {
     })
 }
 
-fn wearable(t: Micros, player: i64, hr: f64) -> Event {
+fn wearable(t: Micros, player: i64, hr: f64) -> Event<'static> {
     Event {
         sensor: SensorKind::Wearable,
-        device_id: format!("w{player}"),
+        device_id: format!("w{player}").into(),
         event_time: t,
         match_id: 1,
         event_id: None,
         identity: Identity::Wearable {
             player_id: player,
-            player_name: Some(format!("P{player}")),
+            player_name: Some(format!("P{player}").into()),
         },
-        values: vec![(0, hr)],
+        values: Readings::from_slice(&[(0, hr)]).unwrap(),
     }
 }
 
 fn push(a: &mut WindowAggregator, e: &Event, out: &mut Vec<WindowRow>) -> Placement {
     let p = a.add(e, &e.values.clone());
-    a.advance(e.sensor, e.event_time, &mut |r| out.push(r));
+    a.advance(e.sensor, e.event_time, &mut |r| out.push(r.clone()));
     p
 }
 
 fn flush(a: &mut WindowAggregator, out: &mut Vec<WindowRow>) {
-    a.flush_all(&mut |r| out.push(r));
+    a.flush_all(&mut |r| out.push(r.clone()));
 }
 
 #[test]

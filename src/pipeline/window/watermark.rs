@@ -19,7 +19,7 @@ impl WindowAggregator {
 
     /// Moves the kind's watermark after an accepted event at `t` and emits
     /// (hands to `out`, in window then group order) every window whose end it reached.
-    pub fn advance(&mut self, kind: SensorKind, t: Micros, out: &mut dyn FnMut(WindowRow)) {
+    pub fn advance(&mut self, kind: SensorKind, t: Micros, out: &mut dyn FnMut(&WindowRow)) {
         let slot = &mut self.max_time[kind.index()];
         *slot = Some(slot.map_or(t, |m| m.max(t)));
         if let Some(wm) = self.watermark(kind) {
@@ -28,7 +28,7 @@ impl WindowAggregator {
     }
 
     /// Emits every open window of every kind (end of a replay).
-    pub fn flush_all(&mut self, out: &mut dyn FnMut(WindowRow)) {
+    pub fn flush_all(&mut self, out: &mut dyn FnMut(&WindowRow)) {
         for kind in SensorKind::ALL {
             self.emit(kind, |_| true, out);
         }
@@ -38,7 +38,7 @@ impl WindowAggregator {
         &mut self,
         kind: SensorKind,
         due: impl Fn(Micros) -> bool,
-        out: &mut dyn FnMut(WindowRow),
+        out: &mut dyn FnMut(&WindowRow),
     ) {
         let size = self.p.size;
         let windows = &mut self.open[kind.index()];
@@ -53,17 +53,22 @@ impl WindowAggregator {
             };
             self.open_cells -= cells.len();
             self.last_groups[kind.index()] = cells.len();
-            let mut rows: Vec<_> = cells.into_iter().collect();
+            let mut rows = std::mem::take(&mut self.emitting);
+            rows.extend(cells);
             rows.sort_by(|a, b| a.0.cmp(&b.0));
-            for (key, cell) in rows {
-                out(WindowRow {
+            let spare = &mut self.spare[kind.index()];
+            for (key, cell) in rows.drain(..) {
+                let row = WindowRow {
                     kind,
                     start,
                     end,
                     key,
                     cell,
-                });
+                };
+                out(&row);
+                spare.push(row.cell.aggs);
             }
+            self.emitting = rows;
         }
     }
 }

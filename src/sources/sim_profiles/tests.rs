@@ -1,11 +1,16 @@
 use super::*;
 use crate::config::SimulatorSection;
+use crate::model::Readings;
 use proptest::prelude::*;
 
 /// 2026-11-29T14:00:05.250Z.
 const T: Micros = 1_795_960_805_250_000;
 
-fn event(sensor: SensorKind, identity: Identity, values: Vec<(u8, f64)>) -> Event {
+fn event(
+    sensor: SensorKind,
+    identity: Identity<'static>,
+    values: Vec<(u8, f64)>,
+) -> Event<'static> {
     Event {
         sensor,
         device_id: "dev-1".into(),
@@ -13,11 +18,11 @@ fn event(sensor: SensorKind, identity: Identity, values: Vec<(u8, f64)>) -> Even
         match_id: 1,
         event_id: Some(9),
         identity,
-        values,
+        values: Readings::from_slice(&values).unwrap(),
     }
 }
 
-fn wearable(values: Vec<(u8, f64)>) -> Event {
+fn wearable(values: Vec<(u8, f64)>) -> Event<'static> {
     let identity = Identity::Wearable {
         player_id: 7,
         player_name: Some("R. Sharma".into()),
@@ -25,7 +30,7 @@ fn wearable(values: Vec<(u8, f64)>) -> Event {
     event(SensorKind::Wearable, identity, values)
 }
 
-fn pitch(values: Vec<(u8, f64)>) -> Event {
+fn pitch(values: Vec<(u8, f64)>) -> Event<'static> {
     event(
         SensorKind::Pitch,
         Identity::Pitch {
@@ -35,7 +40,7 @@ fn pitch(values: Vec<(u8, f64)>) -> Event {
     )
 }
 
-fn crowd(values: Vec<(u8, f64)>) -> Event {
+fn crowd(values: Vec<(u8, f64)>) -> Event<'static> {
     let identity = Identity::Crowd {
         zone_id: "north-stand".into(),
     };
@@ -155,7 +160,7 @@ fn a_stream_of_a_kind_the_simulator_does_not_make_is_refused() {
     assert!(DeviceStream::new(sim, Some(DeviceProfile::RadarGun)).is_none());
 }
 
-fn any_event() -> impl Strategy<Value = Event> {
+fn any_event() -> impl Strategy<Value = Event<'static>> {
     let value = prop_oneof![
         any::<f64>().prop_filter("finite", |x| x.is_finite()),
         -1e3..1e4f64
@@ -172,7 +177,7 @@ fn any_event() -> impl Strategy<Value = Event> {
                     SensorKind::Wearable,
                     Identity::Wearable {
                         player_id: t % 1000,
-                        player_name: Some(text.clone()),
+                        player_name: Some(text.clone().into()),
                     },
                 ),
                 1 => (
@@ -184,18 +189,18 @@ fn any_event() -> impl Strategy<Value = Event> {
                 _ => (
                     SensorKind::Crowd,
                     Identity::Crowd {
-                        zone_id: text.clone(),
+                        zone_id: text.clone().into(),
                     },
                 ),
             };
             Event {
                 sensor,
-                device_id: text,
+                device_id: text.into(),
                 event_time: t,
                 match_id: 0,
                 event_id: None,
                 identity,
-                values,
+                values: Readings::from_slice(&values).unwrap(),
             }
         })
 }
@@ -221,7 +226,7 @@ proptest! {
                     let mut pairs = Vec::new();
                     prop_assert!(logfmt::parse(&out, &mut pairs).is_ok(), "{}", out);
                     let vest = pairs.iter().find(|(k, _)| k == "vest").map(|(_, v)| v.to_string());
-                    prop_assert_eq!(vest, Some(e.device_id.clone()));
+                    prop_assert_eq!(vest, Some(e.device_id.to_string()));
                 }
                 DeviceProfile::BleHeartRate => {
                     prop_assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok(), "{}", out);

@@ -90,3 +90,21 @@ fn nested_values_keep_their_text_and_the_depth_limit_holds_for_strings_too() {
     let too_deep = format!("{{\"a\":[{inner}]}}");
     assert!(parse(&too_deep).is_err());
 }
+
+proptest::proptest! {
+    /// The word-at-a-time scan stops exactly where a byte-by-byte one does.
+    #[test]
+    fn plain_prefix_stops_at_the_first_quote_backslash_or_control(
+        b in proptest::collection::vec(
+            proptest::prop_oneof![
+                4 => 0x20u8..=0xff,
+                1 => proptest::sample::select(vec![b'"', b'\\', 0u8, 0x1f, 0x7f, 0x80]),
+            ],
+            0..40,
+        )
+    ) {
+        let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len());
+        // Exact within whole words; the tail (< 8 bytes) is left to the caller.
+        proptest::prop_assert_eq!(super::scan::plain_prefix(&b), naive.min(b.len() / 8 * 8));
+    }
+}

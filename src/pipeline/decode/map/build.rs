@@ -5,7 +5,9 @@
 use super::convert;
 use super::record::{Record, Value};
 use crate::config::sources::format::{Entry, FieldMap, Fixed, IdentityField, SensorFrom, TimeFrom};
-use crate::model::{Event, Identity, Micros, Reject, RejectReason, SensorKind};
+use crate::model::{
+    Event, Identity, Micros, Readings, Reject, RejectReason, SensorKind, MAX_METRICS,
+};
 use crate::pipeline::decode::validate::{check_id, check_metric_name, check_player_name};
 use crate::pipeline::decode::Decoder;
 use std::borrow::Cow;
@@ -100,7 +102,7 @@ impl Decoder {
         map: &FieldMap,
         record: &Record<'_, '_>,
         cx: &Context<'_>,
-        out: &mut Vec<Event>,
+        out: &mut Vec<Event<'static>>,
     ) -> Result<(), Reject> {
         let sensor = sensor(map, record, cx)?;
 
@@ -130,12 +132,12 @@ impl Decoder {
         let identity = ids.identity(sensor)?;
         let base = Event {
             sensor,
-            device_id: device_id.into_owned(),
+            device_id: Cow::Owned(device_id.into_owned()),
             event_time,
             match_id: ids.match_id,
             event_id: ids.event_id,
             identity,
-            values: Vec::new(),
+            values: Readings::new(),
         };
         self.mapped_values(map, record, cx, base, out)
     }
@@ -147,8 +149,8 @@ impl Decoder {
         map: &FieldMap,
         record: &Record<'_, '_>,
         cx: &Context<'_>,
-        mut base: Event,
-        out: &mut Vec<Event>,
+        mut base: Event<'static>,
+        out: &mut Vec<Event<'static>>,
     ) -> Result<(), Reject> {
         let sensor = base.sensor;
         let start = out.len();
@@ -169,9 +171,9 @@ impl Decoder {
                 self.check_range(sensor, &m.name, &m.name, x)?;
                 let mut e = base.clone();
                 e.identity = Identity::Generic {
-                    metric: m.name.clone(),
+                    metric: Cow::Owned(m.name.clone()),
                 };
-                e.values.push((0, x));
+                e.values = Readings::from_iter([(0, x)]);
                 out.push(e);
                 continue;
             }
@@ -183,7 +185,11 @@ impl Decoder {
                 )));
             };
             self.check_range(sensor, &m.name, &m.name, x)?;
-            base.values.push((i as u8, x));
+            if base.values.push((i as u8, x)).is_err() {
+                return Err(unmapped(format!(
+                    "more than {MAX_METRICS} metrics map to one {sensor} event"
+                )));
+            }
         }
         if sensor != SensorKind::Generic && !base.values.is_empty() {
             base.values.sort_by_key(|(i, _)| *i);
@@ -277,7 +283,7 @@ impl Ids {
     }
 
     /// The identity of a `sensor` event (a generic one's metric is set per value).
-    fn identity(&mut self, sensor: SensorKind) -> Result<Identity, Reject> {
+    fn identity(&mut self, sensor: SensorKind) -> Result<Identity<'static>, Reject> {
         let missing = |name: &str| {
             unmapped(format!(
                 "{name} is required for a {sensor} event and the input does not have it"
@@ -286,16 +292,16 @@ impl Ids {
         Ok(match sensor {
             SensorKind::Wearable => Identity::Wearable {
                 player_id: self.player_id.ok_or_else(|| missing("player_id"))?,
-                player_name: self.player_name.take(),
+                player_name: self.player_name.take().map(Cow::Owned),
             },
             SensorKind::Pitch => Identity::Pitch {
                 delivery_id: self.delivery_id,
             },
             SensorKind::Crowd => Identity::Crowd {
-                zone_id: self.zone_id.take().ok_or_else(|| missing("zone_id"))?,
+                zone_id: Cow::Owned(self.zone_id.take().ok_or_else(|| missing("zone_id"))?),
             },
             SensorKind::Generic => Identity::Generic {
-                metric: String::new(),
+                metric: Cow::Borrowed(""),
             },
         })
     }

@@ -31,7 +31,7 @@ pub struct MapDecoder {
     cells: Vec<Cow<'static, str>>,
     pairs: Vec<(Cow<'static, str>, Cow<'static, str>)>,
     /// The events of the input being decoded.
-    pub(super) events: Vec<Event>,
+    pub(super) events: Vec<Event<'static>>,
 }
 
 /// What a mapped input was.

@@ -1,6 +1,6 @@
 use super::Context;
 use crate::config::MetricRange;
-use crate::model::{Event, Identity, RejectReason, SensorKind};
+use crate::model::{Event, Identity, Readings, RejectReason, SensorKind};
 use crate::pipeline::decode::{Decoded, Decoder};
 use crate::util::time::parse_rfc3339;
 
@@ -20,7 +20,7 @@ fn serial(format: &str, extra: &str, map: &str) -> String {
     format!("[[sources.serial]]\nname = \"s\"\npath = \"/dev/x\"\nformat = \"{format}\"\n{extra}\n[sources.serial.map]\n{map}\n")
 }
 
-fn decode(d: &mut Decoder, line: &str, topic: Option<&str>) -> Decoded {
+fn decode(d: &mut Decoder, line: &str, topic: Option<&str>) -> Decoded<'static> {
     let cx = Context {
         topic,
         received_at: ARRIVAL,
@@ -29,7 +29,7 @@ fn decode(d: &mut Decoder, line: &str, topic: Option<&str>) -> Decoded {
     d.decode_mapped("s", line.as_bytes(), &cx)
 }
 
-fn event(d: &mut Decoder, line: &str) -> Event {
+fn event(d: &mut Decoder, line: &str) -> Event<'static> {
     match decode(d, line, None) {
         Decoded::Event(e) => e,
         other => panic!("{line}: {other:?}"),
@@ -68,7 +68,7 @@ fn a_logfmt_line_is_the_event_its_map_describes() {
                 player_id: 7,
                 player_name: Some("R. Sharma".into())
             },
-            values: vec![(0, 151.0), (1, 0.5 * 9.80665)],
+            values: Readings::from_slice(&[(0, 151.0), (1, 0.5 * 9.80665)]).unwrap(),
         }
     );
 }
@@ -156,8 +156,8 @@ fn a_regex_reads_local_time_and_says_when_it_does_not_match() {
     let mut d = decoder(&src, vec![]);
     let e = event(&mut d, "2026-11-29 19:30:05 LAeq,1s=84.3 dB");
     assert_eq!(
-        (e.event_time, e.values.clone()),
-        (t("2026-11-29T14:00:05Z"), vec![(0, 84.3)])
+        (e.event_time, &e.values[..]),
+        (t("2026-11-29T14:00:05Z"), &[(0, 84.3)][..])
     );
     assert_eq!(
         e.identity,
@@ -198,7 +198,7 @@ fn json_pointers_topic_levels_and_arrival_time() {
             player_name: None
         }
     );
-    assert_eq!(e.values, vec![(0, 151.0), (2, 2.5)]);
+    assert_eq!(e.values[..], [(0, 151.0), (2, 2.5)]);
     let Decoded::Reject(r) = decode(&mut d, r#"{"hr":{"bpm":{"v":1}}}"#, topic) else {
         panic!()
     };
@@ -249,7 +249,7 @@ fn a_csv_header_teaches_the_columns_and_lines_before_it_are_unmapped() {
     assert_eq!(decode(&mut d, "ms,tracker,n,kmh", None), Decoded::Skip);
     let e = event(&mut d, "1764444600250,bt,1,142.7");
     assert_eq!(
-        (e.event_time, e.identity, e.values),
+        (e.event_time, e.identity, e.values.to_vec()),
         (
             1_764_444_600_250_000,
             Identity::Pitch {
@@ -261,8 +261,8 @@ fn a_csv_header_teaches_the_columns_and_lines_before_it_are_unmapped() {
     // A new header in another order is learned too.
     assert_eq!(decode(&mut d, "kmh,n,tracker,ms", None), Decoded::Skip);
     assert_eq!(
-        event(&mut d, "99.5,2,bt,1764444600250").values,
-        vec![(2, 99.5)]
+        event(&mut d, "99.5,2,bt,1764444600250").values[..],
+        [(2, 99.5)]
     );
     assert_eq!(
         reject(&mut d, "\"unclosed,bt,1,1").0,
@@ -289,8 +289,8 @@ fn influx_points_with_nanoseconds_and_a_generic_map_gives_one_event_per_metric()
         }
     );
     assert_eq!(
-        (es[0].values.clone(), es[0].event_time),
-        (vec![(0, 812.0)], 1_764_444_600_123_456)
+        (&es[0].values[..], es[0].event_time),
+        (&[(0, 812.0)][..], 1_764_444_600_123_456)
     );
     assert_eq!(
         es[1].identity,
@@ -298,7 +298,7 @@ fn influx_points_with_nanoseconds_and_a_generic_map_gives_one_event_per_metric()
             metric: "temp_f".into()
         }
     );
-    assert_eq!(es[1].values, vec![(0, 20.0 * 1.8 + 32.0)]);
+    assert_eq!(es[1].values[..], [(0, 20.0 * 1.8 + 32.0)]);
     let Decoded::Event(e) = decode(
         &mut d,
         "crowd,counter=cc-12 count=1i 1764444600123456789",
@@ -306,7 +306,7 @@ fn influx_points_with_nanoseconds_and_a_generic_map_gives_one_event_per_metric()
     ) else {
         panic!()
     };
-    assert_eq!(e.values, vec![(0, 1.0)]);
+    assert_eq!(e.values[..], [(0, 1.0)]);
     let Decoded::Reject(r) = decode(&mut d, "crowd,counter=cc-12 count=1i", None) else {
         panic!()
     };
