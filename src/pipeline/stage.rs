@@ -111,8 +111,6 @@ struct Outputs {
     stamp: Stamp,
     fatigue: FatigueTracker,
     tables: Vec<TableBuffer>,
-    /// Encoded buffers given back, one per table at most, to be filled again.
-    spare: Vec<Option<TableBuffer>>,
     counters: PipelineCounters,
     /// Alerts raised since the last [`Pipeline::drain_alerts`], for real-time outputs.
     live_alerts: Vec<LiveAlert>,
@@ -182,7 +180,6 @@ impl Pipeline {
                     config.fatigue.max_players,
                 ),
                 tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
-                spare: TableId::ALL.iter().map(|_| None).collect(),
                 counters: PipelineCounters::default(),
                 live_alerts: Vec::new(),
                 live_alerts_cap: 10_000,

@@ -69,33 +69,37 @@ impl TableBuffer {
         RowWriter { buf: self, col: 0 }
     }
 
-    /// Takes the rows out, leaving an empty buffer in their place: `spare`
-    /// (emptied, keeping its capacity) when one is given.
-    pub fn take(&mut self, spare: Option<TableBuffer>) -> TableBuffer {
-        let mut next = spare.unwrap_or_else(|| TableBuffer::new(self.table));
-        debug_assert_eq!(next.table, self.table);
-        next.clear();
+    /// Takes the rows out, leaving an empty buffer sized for as many rows:
+    /// the next rows fill it with one allocation per column instead of a
+    /// dozen as it doubles (pages not yet written cost no memory).
+    pub fn take(&mut self) -> TableBuffer {
+        let next = TableBuffer {
+            table: self.table,
+            columns: self
+                .columns
+                .iter()
+                .map(|c| match c {
+                    ColumnBuf::Bytes { data, offsets } => {
+                        let mut o = Vec::with_capacity(offsets.len());
+                        o.push(0);
+                        ColumnBuf::Bytes {
+                            data: Vec::with_capacity(data.len()),
+                            offsets: o,
+                        }
+                    }
+                    ColumnBuf::I64(v) => ColumnBuf::I64(Vec::with_capacity(v.len())),
+                    ColumnBuf::F64(v) => ColumnBuf::F64(Vec::with_capacity(v.len())),
+                })
+                .collect(),
+            defs: self
+                .defs
+                .iter()
+                .map(|d| Vec::with_capacity(d.len()))
+                .collect(),
+            rows: 0,
+            min_time: None,
+        };
         std::mem::replace(self, next)
-    }
-
-    /// Forgets the rows, keeping the capacity of every column.
-    pub fn clear(&mut self) {
-        for c in &mut self.columns {
-            match c {
-                ColumnBuf::Bytes { data, offsets } => {
-                    data.clear();
-                    offsets.clear();
-                    offsets.push(0);
-                }
-                ColumnBuf::I64(v) => v.clear(),
-                ColumnBuf::F64(v) => v.clear(),
-            }
-        }
-        for d in &mut self.defs {
-            d.clear();
-        }
-        self.rows = 0;
-        self.min_time = None;
     }
 
     /// Approximate heap bytes held.

@@ -296,9 +296,7 @@ fn read_all(
         framer.push(&chunk[..n], &mut |line| lines.feed(pipeline, line, now));
         progress.add_busy(t0.elapsed().as_micros() as u64);
         if pipeline.max_buffered_rows() >= row_group {
-            let bufs = pipeline.take_tables(row_group);
-            tables.write(&bufs, false)?;
-            pipeline.recycle_tables(bufs);
+            tables.write(&pipeline.take_tables(row_group), false)?;
         }
     }
     let now = now_micros();

@@ -2,6 +2,7 @@
 //! needs, or a [`Reject`] naming the field and what was wrong with it.
 
 use super::json::JsonValue;
+use super::numbers;
 use crate::model::{Micros, Reject, RejectReason, SensorKind};
 use crate::util::time::{millis_to_micros, parse_rfc3339};
 use std::borrow::Cow;
@@ -161,6 +162,9 @@ pub(super) fn reborrow<'a>(s: &Cow<'a, str>) -> Cow<'a, str> {
 
 /// An integer literal (no fraction or exponent).
 fn parse_int(text: &str, name: &str) -> Result<i64, Reject> {
+    if let Some(v) = numbers::int(text) {
+        return Ok(v);
+    }
     if text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
         return Err(Reject::new(
             RejectReason::InvalidField,
@@ -231,7 +235,7 @@ pub(super) fn metric_value(v: Field<'_, '_>, name: &str) -> Result<Option<f64>, 
         None | Some(JsonValue::Null) => Ok(None),
         Some(JsonValue::Num(t)) => {
             // The grammar is already checked, so parse only fails on nothing.
-            let x: f64 = t.parse().unwrap_or(f64::INFINITY);
+            let x: f64 = numbers::float(t).unwrap_or_else(|| t.parse().unwrap_or(f64::INFINITY));
             if x.is_finite() {
                 Ok(Some(x))
             } else {

@@ -11,6 +11,7 @@ mod fields;
 pub mod formats;
 pub mod json;
 pub mod map;
+mod numbers;
 pub mod render;
 pub mod unknown;
 mod validate;

@@ -195,24 +195,12 @@ impl Pipeline {
     /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
     pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
         let min_rows = min_rows.max(1);
-        let out = &mut self.out;
-        out.tables
+        self.out
+            .tables
             .iter_mut()
             .filter(|t| t.rows >= min_rows)
-            .map(|t| t.take(out.spare[t.table.index()].take()))
+            .map(|t| t.take())
             .collect()
-    }
-
-    /// Gives back buffers taken with [`Pipeline::take_tables`] once they
-    /// are encoded, so that their capacity serves the next rows (one spare
-    /// per table is kept).
-    pub fn recycle_tables(&mut self, tables: Vec<TableBuffer>) {
-        for t in tables {
-            let spare = &mut self.out.spare[t.table.index()];
-            if spare.is_none() {
-                *spare = Some(t);
-            }
-        }
     }
 
     /// Rows waiting in the largest table.
