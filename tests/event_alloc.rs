@@ -9,40 +9,9 @@ use pitchside::commands::bench::venue::VenueMix;
 use pitchside::config;
 use pitchside::model::SensorKind;
 use pitchside::pipeline::Pipeline;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is passed on to the system allocator unchanged; the
-// counter is a const-initialised thread-local `Cell` that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(|c| c.get())
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 /// The bound: heap allocations per event in steady state.
 const BOUND: f64 = 0.05;
@@ -83,15 +52,16 @@ fn per_event(raw: bool) -> [f64; 4] {
     let mut counts = [0u64; 4];
     let mut events = [0u64; 4];
     for (n, line) in lines.iter().enumerate() {
-        let before = allocs();
-        p.process_line("replay:mix", None, line.as_bytes(), n as u64 + 1, 0, 0);
-        if p.max_buffered_rows() >= ROW_GROUP {
-            // The encoder's turn (it only reads them).
-            drop(p.take_tables(ROW_GROUP));
-        }
+        let a = allocations(|| {
+            p.process_line("replay:mix", None, line.as_bytes(), n as u64 + 1, 0, 0);
+            if p.max_buffered_rows() >= ROW_GROUP {
+                // The encoder's turn (it only reads them).
+                drop(p.take_tables(ROW_GROUP));
+            }
+        });
         if n >= WARM {
             let k = kind_of(line).index();
-            counts[k] += allocs() - before;
+            counts[k] += a;
             events[k] += 1;
         }
     }

@@ -72,24 +72,51 @@ fn slot(name: &str) -> Option<usize> {
 #[derive(Clone, Copy)]
 pub(super) struct Fields<'f, 'a> {
     known: [Field<'f, 'a>; KNOWN.len()],
+    /// Bit `i` set: known field `i` holds a number.
+    numeric: u32,
+    /// A field whose name is not in [`KNOWN`] holds a number.
+    other_numeric: bool,
 }
 
 impl<'f, 'a> Fields<'f, 'a> {
     /// Indexes `all`; of a repeated key, the last wins.
     pub(super) fn new(all: &'f [(Cow<'a, str>, JsonValue<'a>)]) -> Fields<'f, 'a> {
-        let mut known = [None; KNOWN.len()];
+        let mut f = Fields {
+            known: [None; KNOWN.len()],
+            numeric: 0,
+            other_numeric: false,
+        };
         for (k, v) in all {
-            if let Some(i) = slot(k) {
-                known[i] = Some(v);
+            let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
+            match slot(k) {
+                Some(i) => {
+                    f.known[i] = Some(v);
+                    f.numeric |= (number as u32) << i;
+                }
+                None => f.other_numeric |= number,
             }
         }
-        Fields { known }
+        f
     }
 
     /// The field `name` (one of the names an event is read from).
     pub(super) fn get(&self, name: &str) -> Field<'f, 'a> {
         debug_assert!(slot(name).is_some(), "{name} is not a known field");
         slot(name).and_then(|i| self.known[i])
+    }
+
+    /// Whether some numeric field may be one a `sensor` event does not
+    /// know (see [`super::unknown`]); `false` means surely none, so the
+    /// fields need not be looked at again.
+    pub(super) fn may_have_unknown_numbers(&self, sensor: SensorKind) -> bool {
+        let own: &[usize] = match sensor {
+            SensorKind::Wearable => &[6, 7, 12, 13, 14],
+            SensorKind::Pitch => &[8, 15, 16, 17, 18],
+            SensorKind::Crowd => &[9, 19, 20],
+            SensorKind::Generic => &[10, 11],
+        };
+        let known = own.iter().fold(0b11_1111u32, |m, &i| m | 1 << i);
+        self.other_numeric || self.numeric & !known != 0
     }
 }
 
@@ -252,6 +279,28 @@ pub(super) fn metric_value(v: Field<'_, '_>, name: &str) -> Result<Option<f64>, 
 #[cfg(test)]
 mod tests {
     use super::{slot, KNOWN};
+
+    #[test]
+    fn the_slots_each_kind_owns_are_its_known_fields() {
+        use crate::model::SensorKind;
+        use crate::pipeline::decode::unknown::is_known_field;
+        use std::borrow::Cow;
+        for kind in SensorKind::ALL {
+            for (i, name) in KNOWN.iter().enumerate() {
+                let doc = [(Cow::Borrowed(*name), super::JsonValue::Num("1"))];
+                let f = super::Fields::new(&doc);
+                assert_eq!(
+                    f.may_have_unknown_numbers(kind),
+                    !is_known_field(kind, name),
+                    "{kind} {name} (slot {i})"
+                );
+            }
+            let doc = [(Cow::Borrowed("accel"), super::JsonValue::Num("1"))];
+            assert!(super::Fields::new(&doc).may_have_unknown_numbers(kind));
+            let text = [(Cow::Borrowed("accel"), super::JsonValue::Str("x".into()))];
+            assert!(!super::Fields::new(&text).may_have_unknown_numbers(kind));
+        }
+    }
 
     #[test]
     fn every_known_name_has_its_own_slot() {

@@ -272,8 +272,12 @@ impl Decoder {
                 )
             }
         }
-        match self.event(&Fields::new(fields), hint, clock) {
+        let known = Fields::new(fields);
+        match self.event(&known, hint, clock) {
             Ok(e) => {
+                if !known.may_have_unknown_numbers(e.sensor) {
+                    return Decoded::Event(e);
+                }
                 // No allocation here: names are compared, not copied.
                 for (name, v) in fields.iter() {
                     if matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_))
