@@ -16,7 +16,7 @@ mod scan;
 
 pub use pointer::Pointer;
 pub use reuse::FieldBuf;
-use scan::plain_prefix;
+use scan::Run;
 
 use std::borrow::Cow;
 
@@ -99,14 +99,6 @@ pub struct SyntaxError {
     pub at: usize,
     /// What was expected.
     pub what: &'static str,
-}
-
-/// How far [`Reader::plain_run`] got.
-enum Run<'a> {
-    /// The whole string, which has no escapes.
-    Whole(&'a str),
-    /// Stopped at an escape; the string's text starts at this offset.
-    Escape(usize),
 }
 
 struct Reader<'a> {
@@ -357,6 +349,9 @@ impl<'a> Reader<'a> {
 
     /// A string; borrowed from the input unless it has escapes.
     fn string(&mut self) -> R<Cow<'a, str>> {
+        if let Some(s) = self.quick_string() {
+            return Ok(Cow::Borrowed(s));
+        }
         match self.plain_run()? {
             Run::Whole(s) => Ok(Cow::Borrowed(s)),
             Run::Escape(start) => self.escaped_string(start),
@@ -365,31 +360,12 @@ impl<'a> Reader<'a> {
 
     /// Checks a string without copying it, even when it has escapes.
     fn skip_string(&mut self) -> R<()> {
+        if self.quick_string().is_some() {
+            return Ok(());
+        }
         match self.plain_run()? {
             Run::Whole(_) => Ok(()),
             Run::Escape(_) => self.rest_of_string(None),
-        }
-    }
-
-    /// The fast path of a string: from its opening quote up to its closing
-    /// quote or its first escape. Eight bytes at a time while none of them
-    /// is a quote, a backslash or a control character.
-    fn plain_run(&mut self) -> R<Run<'a>> {
-        self.eat(b'"', "a string")?;
-        let start = self.i;
-        self.i += plain_prefix(&self.b[self.i..]);
-        loop {
-            match self.peek() {
-                None => return Err(self.err("a closing quote")),
-                Some(b'"') => {
-                    let s = self.since(start);
-                    self.i += 1;
-                    return Ok(Run::Whole(s));
-                }
-                Some(b'\\') => return Ok(Run::Escape(start)),
-                Some(c) if c < 0x20 => return Err(self.err("no control characters in a string")),
-                Some(_) => self.i += 1,
-            }
         }
     }
 }
