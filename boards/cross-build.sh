@@ -13,12 +13,27 @@
 # When Debian's prebuilt std for the target is not in a verified index (the armhf
 # security index failed here every time), the std is built from Debian's rust-web-src
 # of the same version with cargo -Z build-std instead.
+# --only setup|build|check runs one phase (CI overlaps the compiling with the tests):
+#   setup  the Debian packages and the target's standard library (apt; nothing built)
+#   build  compiles only: the release binary and, with --test, the unit tests
+#   check  runs them under qemu: the binary, the replay comparison (it builds the
+#          host release binary if target/ has none) and, with --test, the unit tests
 # Exit 3: neither could be fetched from a verified package index right now (nothing
 # was built); any other failure is 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-triple=${1:?usage: boards/cross-build.sh <aarch64-unknown-linux-gnu|armv7-unknown-linux-gnueabihf> [--test]}
-run_tests=${2:-}
+triple=${1:?usage: boards/cross-build.sh <aarch64-unknown-linux-gnu|armv7-unknown-linux-gnueabihf> [--test] [--only setup|build|check]}
+shift
+run_tests="" only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --test) run_tests=--test ;;
+    --only) only=${2:?--only needs setup, build or check}; shift ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+phase() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 . boards/targets.sh   # deb_arch, gnu, qemu
 
@@ -28,6 +43,7 @@ pkgs=(rustc-web cargo-web libstd-rust-web-dev "gcc-$gnu" "libc6-dev-$deb_arch-cr
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
+  phase setup || { echo "missing ${missing[*]}: run boards/cross-build.sh $triple --only setup first" >&2; exit 1; }
   say "installing ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
@@ -62,7 +78,24 @@ fetch_prebuilt_std() {
   rm -rf "$work"
 }
 
-if [ ! -e "$rustlib/lib" ]; then
+# Debian's std from source with cargo -Z build-std (the fallback below), once chosen.
+use_build_std() {
+  # One std (unwinding) for the release binary and the unit tests; `test` is named
+  # for the binary too, since a different set of std crates would make the test
+  # build compile every dependency again.
+  build_std=(-Z build-std=std,test)
+  export RUSTC_BOOTSTRAP=1   # -Z build-std is unstable; Debian's compiler is the same 1.x release
+}
+have_std_source() {
+  dpkg -s rust-web-src >/dev/null 2>&1 && [ "$(dpkg-query -W -f='${Version}' rust-web-src)" = "$version" ]
+}
+
+if [ -e "$rustlib/lib" ]; then
+  :   # Debian's prebuilt std is in place
+elif ! phase setup; then
+  have_std_source || { echo "no standard library for $triple: run boards/cross-build.sh $triple --only setup first" >&2; exit 1; }
+  use_build_std
+else
   say "fetching libstd-rust-web-dev:$deb_arch=$version"
   if ! fetch_prebuilt_std; then
     # The fallback: build the standard library from Debian's own source package of the
@@ -70,19 +103,16 @@ if [ ! -e "$rustlib/lib" ]; then
     # cargo's -Z build-std. Same compiler, same sources; not measurably slower here (the std compiles alongside the crates).
     say "libstd-rust-web-dev:$deb_arch=$version is not available from a verified index;" \
       "building the standard library from Debian's rust-web-src=$version instead (cargo -Z build-std)"
-    if ! dpkg -s rust-web-src >/dev/null 2>&1 || [ "$(dpkg-query -W -f='${Version}' rust-web-src)" != "$version" ]; then
+    if ! have_std_source; then
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "rust-web-src=$version" || {
         echo "rust-web-src=$version is not available either: cannot build $triple now." >&2
         exit 3   # "the toolchain cannot be had right now", distinct from a build or check failure
       }
     fi
-    # One std (unwinding) for the release binary and the unit tests; `test` is named
-    # for the binary too, since a different set of std crates would make the test
-    # build compile every dependency again.
-    build_std=(-Z build-std=std,test)
-    export RUSTC_BOOTSTRAP=1   # -Z build-std is unstable; Debian's compiler is the same 1.x release
+    use_build_std
   fi
 fi
+[ "$only" != setup ] || exit 0
 
 # Debian's compiler with Debian's std (a rustup compiler rejects it: E0514), and a
 # target dir of its own.
@@ -91,17 +121,29 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR=target-cro
 export "CC_${triple//-/_}=$gnu-gcc" "AR_${triple//-/_}=$gnu-ar"
 export "CARGO_TARGET_${upper}_LINKER=$gnu-gcc" "CARGO_TARGET_${upper}_RUNNER=$qemu"
 
+bin=target-cross/$triple/release/pitchside
+if phase build; then
+  say "building $triple"
+  /usr/bin/cargo build --release --target "$triple" "${build_std[@]}"
+  ls -l "$bin"
+  if [ "$run_tests" = "--test" ]; then
+    say "building the unit tests for $triple"
+    # With the release profile: optimised (in a debug build the checkpoint round-trip
+    # test alone runs for over 10 min under qemu-arm), and every dependency is the one
+    # the release build above compiled (the profile unwinds for this; see Cargo.toml),
+    # so only the library's test harness is compiled here.
+    /usr/bin/cargo test --release --target "$triple" --lib --no-run "${build_std[@]}"
+  fi
+fi
+phase check || exit 0
+
 # The comparison reads Parquet with pyarrow, an independent reader (scripts/test.sh
 # installs it; on a stock Debian use a venv with ingest/requirements.txt).
 python3 -c 'import pyarrow' 2>/dev/null || python3 -m pip install -q "$(grep '^pyarrow==' ingest/requirements.txt)" || {
   echo "python3 needs pyarrow for the comparison: python3 -m venv .venv && .venv/bin/pip install -r ingest/requirements.txt, then run again with .venv/bin on PATH" >&2
   exit 1
 }
-
-say "building $triple"
-/usr/bin/cargo build --release --target "$triple" "${build_std[@]}"
-bin=target-cross/$triple/release/pitchside
-ls -l "$bin"
+[ -x "$bin" ] || { echo "$bin is missing: run boards/cross-build.sh $triple --only build first" >&2; exit 1; }
 $qemu "$bin" --version
 
 say "replaying under qemu and comparing with the host build"
@@ -137,9 +179,6 @@ PY
 
 if [ "$run_tests" = "--test" ]; then
   say "unit tests under qemu"
-  # With the release profile: optimised (in a debug build the checkpoint round-trip
-  # test alone runs for over 10 min under qemu-arm), and every dependency is the one
-  # the release build above compiled (the profile unwinds for this; see Cargo.toml),
-  # so only the library's test harness is compiled here.
+  # Built by the build phase; cargo only checks that they are fresh and runs them.
   /usr/bin/cargo test --release --target "$triple" --lib "${build_std[@]}"
 fi
