@@ -13,6 +13,7 @@ impl Detector {
         s.len = 0;
         s.sums = ShiftedSums::default();
         s.max_t = Micros::MIN;
+        self.times.clear(id);
     }
 
     /// Finds room for the key in `scratch` and returns its fresh, empty slot.
@@ -51,6 +52,7 @@ impl Detector {
         self.unlink(id);
         let key = std::mem::take(&mut self.slots[id as usize].key);
         self.map.remove(&key);
+        self.times.clear(id);
         self.free.push(id);
     }
 

@@ -4,23 +4,26 @@
 //!
 //! Pure logic: time is the event time handed in, never the clock.
 //!
-//! Storage is two flat arenas (`values`, `times`) of `max_keys × window`
-//! slots, allocated up front but only paged in as keys appear, plus a slab of
-//! per-key headers linked into an LRU list. Memory is set by `max_keys` and
-//! `window`, never by how many distinct keys pass through.
+//! Storage is two flat arenas (`values`, 8 bytes a reading, and `times`, 4)
+//! of `max_keys × window` slots, allocated up front but only paged in as keys
+//! appear, plus a slab of per-key headers linked into an LRU list. Memory is
+//! set by `max_keys` and `window`, never by how many distinct keys pass through.
 //!
 //! Here: the types and a reading's way through (duplicate check, z-score,
 //! append). `keys`: the key map, slots and LRU list. `evict`: idle expiry
 //! and eviction. `snapshot`: the checkpoint. `stats`: the running sums.
+//! `times`: the reading times as 4-byte offsets.
 
 mod evict;
 mod keys;
 mod snapshot;
 pub mod stats;
+mod times;
 
 use crate::model::{Micros, SensorKind};
 use crate::util::hash::FxHashMap;
 use stats::{Baseline, ShiftedSums};
+use times::Times;
 
 const NIL: u32 = u32::MAX;
 
@@ -92,7 +95,7 @@ pub struct Detector {
     slots: Vec<Slot>,
     free: Vec<u32>,
     values: Vec<f64>,
-    times: Vec<Micros>,
+    times: Times,
     lru_head: u32,
     lru_tail: u32,
     /// A lower bound of the smallest `last_t` of all live keys.
@@ -113,7 +116,7 @@ impl Detector {
             free: Vec::new(),
             // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
             values: vec![0.0; cells],
-            times: vec![0; cells],
+            times: Times::new(p.max_keys, p.window),
             lru_head: NIL,
             lru_tail: NIL,
             min_last_t: Micros::MAX,
@@ -148,11 +151,13 @@ impl Detector {
         self.counters
     }
 
-    /// Bytes of state for the live keys: their windows (16 bytes a reading
-    /// slot), headers and key bytes.
+    /// Bytes of state for the live keys: their windows (12 bytes a reading
+    /// slot, 16 for a key whose times are kept whole), headers and key bytes.
     pub fn state_bytes(&self) -> usize {
-        let per_key = self.p.window * 16 + std::mem::size_of::<Slot>() + 8 + 16;
-        self.map.len() * per_key + self.map.keys().map(|k| k.len()).sum::<usize>()
+        let per_key = self.p.window * 12 + std::mem::size_of::<Slot>() + 16 + 8 + 16;
+        self.map.len() * per_key
+            + self.times.whole_keys() * self.p.window * 4
+            + self.map.keys().map(|k| k.len()).sum::<usize>()
     }
 
     /// Processes one reading: duplicate check, z-score against the current
@@ -185,10 +190,10 @@ impl Detector {
         let slot = &self.slots[id as usize];
         let (head, len) = (slot.head as usize, slot.len as usize);
         if t <= slot.max_t {
-            if let Some(pos) = self.find_time(base, head, len, t) {
+            if let Some(pos) = self.times.find(id, head, len, t) {
                 self.counters.duplicates += 1;
                 return Observation::Duplicate {
-                    stored: self.values[pos],
+                    stored: self.values[base + pos],
                 };
             }
         }
@@ -227,23 +232,6 @@ impl Detector {
         result
     }
 
-    /// The arena index of the key's reading at time `t`, if it holds one.
-    fn find_time(&self, base: usize, head: usize, len: usize, t: Micros) -> Option<usize> {
-        let w = self.p.window;
-        let ring = &self.times[base..base + w];
-        let first = (w - head).min(len);
-        ring[head..head + first]
-            .iter()
-            .position(|&x| x == t)
-            .map(|i| base + head + i)
-            .or_else(|| {
-                ring[..len - first]
-                    .iter()
-                    .position(|&x| x == t)
-                    .map(|i| base + i)
-            })
-    }
-
     fn append(&mut self, id: u32, base: usize, t: Micros, x: f64) {
         let w = self.p.window;
         let slot = &mut self.slots[id as usize];
@@ -252,14 +240,17 @@ impl Detector {
             let old = self.values[base + head];
             slot.sums.remove(old);
             self.values[base + head] = x;
-            self.times[base + head] = t;
             slot.head = ((head + 1) % w) as u32;
+            let others = (1..w).map(move |k| (head + k) % w);
+            self.times.set(id, head, t, others);
         } else {
             let pos = (head + len) % w;
             self.values[base + pos] = x;
-            self.times[base + pos] = t;
             slot.len += 1;
+            self.times
+                .set(id, pos, t, (0..len).map(move |k| (head + k) % w));
         }
+        let slot = &mut self.slots[id as usize];
         if slot.len == 1 {
             slot.sums = ShiftedSums {
                 k: x,

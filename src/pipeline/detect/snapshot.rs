@@ -22,9 +22,9 @@ impl Detector {
             e.u32(s.len);
             let base = id as usize * w;
             for k in 0..s.len as usize {
-                let pos = base + (s.head as usize + k) % w;
-                e.f64(self.values[pos]);
-                e.i64(self.times[pos]);
+                let pos = (s.head as usize + k) % w;
+                e.f64(self.values[base + pos]);
+                e.i64(self.times.get(id, pos));
             }
             e.i64(s.last_t);
             e.i64(s.max_t);
@@ -71,7 +71,7 @@ impl Detector {
             let base = id as usize * w;
             for (k, &(v, t)) in keep.iter().enumerate() {
                 self.values[base + k] = v;
-                self.times[base + k] = t;
+                self.times.set(id, k, t, 0..k);
             }
             let slot = &mut self.slots[id as usize];
             slot.head = 0;

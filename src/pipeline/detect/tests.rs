@@ -290,3 +290,50 @@ fn churn_through_a_million_keys_keeps_state_flat() {
     assert_eq!(d.counters().evictions, 199_000);
     assert_eq!(d.slots.len(), 1000, "slots are reused, not grown");
 }
+
+#[test]
+fn a_key_with_a_wrong_clock_keeps_exact_times_through_a_checkpoint() {
+    use crate::util::codec::{Dec, Enc};
+    // A device whose clock jumps by years between readings, and one with
+    // microsecond times 2 hours apart: neither fits a 4-byte offset, so their
+    // times are kept whole; duplicates are still found exactly.
+    let mut p = params(8, 4);
+    p.idle_timeout = Micros::MAX; // keys far apart in time stay live
+    let mut d = Detector::new(p);
+    let year = 365 * 86_400_000_000i64;
+    let wild = [0, 50 * year, -3 * year, 50 * year + 1, 7];
+    for (i, &t) in wild.iter().enumerate() {
+        assert_eq!(feed(&mut d, "wild", t, i as f64), Observation::Normal);
+    }
+    let fine: Vec<i64> = (0..6)
+        .map(|k| 1_764_583_200_000_001 + k * 7_200_000_001)
+        .collect();
+    for (i, &t) in fine.iter().enumerate() {
+        assert_eq!(feed(&mut d, "fine", t, i as f64), Observation::Normal);
+    }
+    assert_eq!(d.times.whole_keys(), 2);
+    let mut e = Enc::default();
+    d.save(&mut e);
+    let mut back = Detector::new(p);
+    let mut dec = Dec::new(&e.0);
+    back.load(&mut dec).unwrap();
+    assert!(dec.finished());
+    for det in [&mut d, &mut back] {
+        for (i, &t) in wild.iter().enumerate() {
+            assert_eq!(
+                feed(det, "wild", t, -1.0),
+                Observation::Duplicate { stored: i as f64 }
+            );
+        }
+        assert!(!matches!(
+            feed(det, "wild", 50 * year + 2, -1.0),
+            Observation::Duplicate { .. }
+        ));
+        for (i, &t) in fine.iter().enumerate() {
+            assert_eq!(
+                feed(det, "fine", t, -1.0),
+                Observation::Duplicate { stored: i as f64 }
+            );
+        }
+    }
+}
