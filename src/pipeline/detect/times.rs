@@ -89,33 +89,53 @@ impl Times {
 
     /// Stores `t` at ring position `pos` of key `id`, whose other live readings
     /// are at `others`. Re-encodes the key's times when `t` does not fit.
+    #[inline]
     pub(super) fn set<I>(&mut self, id: u32, pos: usize, t: Micros, others: I)
     where
         I: Iterator<Item = usize> + Clone,
     {
+        if let Code::Offset { base, ms } = self.codes[id as usize] {
+            if let Some(off) = encode(t, base, ms) {
+                self.offsets[id as usize * self.window + pos] = off;
+                return;
+            }
+        }
+        self.set_slow(id, pos, t, others);
+    }
+
+    /// [`Times::set`] for a time that does not fit the key's code (its first
+    /// reading, a jump past the offset's range) or a key kept whole.
+    #[cold]
+    #[inline(never)]
+    fn set_slow<I: Iterator<Item = usize> + Clone>(
+        &mut self,
+        id: u32,
+        pos: usize,
+        t: Micros,
+        others: I,
+    ) {
+        if self.codes[id as usize] != Code::Whole {
+            self.recode(id, t, others);
+        }
         let at = id as usize * self.window + pos;
         match self.codes[id as usize] {
             Code::Offset { base, ms } => {
-                if let Some(off) = encode(t, base, ms) {
-                    self.offsets[at] = off;
-                    return;
-                }
+                self.offsets[at] = encode(t, base, ms).expect("the new code fits t");
             }
-            Code::Whole => {
+            _ => {
                 self.offsets[at] = t as u32;
                 if let Some(h) = self.high.get_mut(&id) {
                     h[pos] = (t as u64 >> 32) as u32;
                 }
-                return;
             }
-            Code::Empty => {}
         }
-        self.recode(id, t, others.clone());
-        self.set(id, pos, t, others)
     }
 
     /// Picks the code that fits key `id`'s live times and `t`, and rewrites
-    /// the live times in it.
+    /// the live times in it. Microseconds (the cheapest to encode) while the
+    /// span is at most half the offset's range, so that a steady key is
+    /// re-encoded about once an hour at most; then whole milliseconds if every
+    /// time is one; then microseconds if they still fit; else whole times.
     fn recode<I: Iterator<Item = usize> + Clone>(&mut self, id: u32, t: Micros, others: I) {
         let (mut lo, mut hi, mut ms) = (t, t, t.rem_euclid(1000) == 0);
         for pos in others.clone() {
@@ -124,26 +144,25 @@ impl Times {
             hi = hi.max(x);
             ms &= x.rem_euclid(1000) == 0;
         }
-        let span = hi.checked_sub(lo).map(|s| if ms { s / 1000 } else { s });
-        let new = match span {
-            Some(s) if s <= u32::MAX as i64 => Code::Offset { base: lo, ms },
+        let new = match hi.checked_sub(lo) {
+            Some(s) if s <= i32::MAX as i64 => Code::Offset {
+                base: lo,
+                ms: false,
+            },
+            Some(s) if ms && s / 1000 <= u32::MAX as i64 => Code::Offset { base: lo, ms: true },
+            Some(s) if s <= u32::MAX as i64 => Code::Offset {
+                base: lo,
+                ms: false,
+            },
             _ => Code::Whole,
         };
-        let old_high = if new == Code::Whole {
+        if new == Code::Whole {
             self.high
                 .insert(id, vec![0; self.window].into_boxed_slice());
-            None
-        } else {
-            self.high.remove(&id)
-        };
+        }
         let base = id as usize * self.window;
         for pos in others {
-            let off = self.offsets[base + pos];
-            let x = match self.codes[id as usize] {
-                Code::Offset { base, ms } => base + off as i64 * if ms { 1000 } else { 1 },
-                Code::Whole => whole(old_high.as_ref().map_or(0, |h| h[pos]), off),
-                Code::Empty => unreachable!("live readings under an empty code"),
-            };
+            let x = self.get(id, pos);
             self.offsets[base + pos] = match new {
                 Code::Offset { base, ms } => encode(x, base, ms).expect("the new code fits"),
                 _ => x as u32,
@@ -157,6 +176,7 @@ impl Times {
 }
 
 /// `t` as an offset from `base` (in ms when `ms`), if it is one.
+#[inline]
 fn encode(t: Micros, base: Micros, ms: bool) -> Option<u32> {
     let d = t.checked_sub(base)?;
     let d = if ms {
