@@ -122,8 +122,13 @@ export "CC_${triple//-/_}=$gnu-gcc" "AR_${triple//-/_}=$gnu-ar"
 export "CARGO_TARGET_${upper}_LINKER=$gnu-gcc" "CARGO_TARGET_${upper}_RUNNER=$qemu"
 
 bin=target-cross/$triple/release/pitchside
-# The unit tests' harness: pitchside itself at opt-level 1, its dependencies shared.
-unit_test_opts=(--config 'profile.release.package.pitchside.opt-level=1')
+# The unit tests' harness: pitchside itself and the test-only dependencies that
+# take longest to compile at opt-level 1; every other dependency is the release
+# build's own.
+unit_test_opts=()
+for p in pitchside proptest rustix linux-raw-sys tempfile; do
+  unit_test_opts+=(--config "profile.release.package.$p.opt-level=1")
+done
 if phase build; then
   say "building $triple"
   /usr/bin/cargo build --release --target "$triple" "${build_std[@]}"
