@@ -1,12 +1,13 @@
 //! The event times of the detector's readings, 4 bytes each instead of 8.
 //!
 //! A reading's time is stored as an offset from its key's base time: in
-//! milliseconds when every time the key holds is a whole millisecond (RFC 3339
-//! with milliseconds, epoch ms: 49 days of span), in microseconds otherwise
-//! (71 minutes of span). Times that do not fit (a key whose window spans more,
-//! as a device with a wrong clock can make it) are kept whole: the low half in
-//! the arena and the high half on the side, 4 more bytes a reading for that
-//! key only, so a key never takes more than the 8 bytes a full time takes.
+//! microseconds while the key's window spans at most 35 minutes (the cheapest
+//! to encode), else in whole milliseconds when every time the key holds is one
+//! (RFC 3339 with milliseconds and epoch ms are: 49 days of span), else in
+//! microseconds up to 71 minutes. Times that fit none (a key whose window spans
+//! more, as a device with a wrong clock can make it) are kept whole: the low
+//! half in the arena and the high half on the side, 4 more bytes a reading for
+//! that key only, so a key never takes more than the 8 bytes a full time takes.
 //! Exact either way: the duplicate check compares whole times.
 
 use crate::model::Micros;
@@ -134,7 +135,7 @@ impl Times {
     /// Picks the code that fits key `id`'s live times and `t`, and rewrites
     /// the live times in it. Microseconds (the cheapest to encode) while the
     /// span is at most half the offset's range, so that a steady key is
-    /// re-encoded about once an hour at most; then whole milliseconds if every
+    /// re-encoded at most every 36 minutes; then whole milliseconds if every
     /// time is one; then microseconds if they still fit; else whole times.
     fn recode<I: Iterator<Item = usize> + Clone>(&mut self, id: u32, t: Micros, others: I) {
         let (mut lo, mut hi, mut ms) = (t, t, t.rem_euclid(1000) == 0);
