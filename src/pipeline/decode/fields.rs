@@ -1,7 +1,7 @@
 //! Field extraction: a top-level field's JSON value as the type the event
 //! needs, or a [`Reject`] naming the field and what was wrong with it.
 
-use super::json::JsonValue;
+use super::json::{self, JsonValue, SyntaxError};
 use super::numbers;
 use crate::model::{Micros, Reject, RejectReason, SensorKind};
 use crate::util::time::{millis_to_micros, parse_rfc3339};
@@ -36,73 +36,110 @@ const KNOWN: [&str; 21] = [
     "density",
 ];
 
-/// The index of a known field name in [`KNOWN`]. A `match`, so that each
-/// comparison is with a constant of known length (a load and compare, not
-/// a call to `memcmp`).
+/// The index of a known field name in [`KNOWN`]. Length, first and last
+/// byte pick the one candidate (they differ for every known name; a test
+/// checks it), then one comparison with a constant of that length, which
+/// compiles to loads and compares rather than a call to `memcmp`.
 #[inline]
 fn slot(name: &str) -> Option<usize> {
-    Some(match name {
-        "sensor" => 0,
-        "device_id" => 1,
-        "event_time" => 2,
-        "event_ts" => 3,
-        "match_id" => 4,
-        "event_id" => 5,
-        "player_id" => 6,
-        "player_name" => 7,
-        "delivery_id" => 8,
-        "zone_id" => 9,
-        "metric" => 10,
-        "value" => 11,
-        "heart_rate" => 12,
-        "acceleration" => 13,
-        "running_dist" => 14,
-        "impact_x" => 15,
-        "impact_y" => 16,
-        "ball_speed" => 17,
-        "spin_rate" => 18,
-        "decibels" => 19,
-        "density" => 20,
+    let b = name.as_bytes();
+    let i = match (b.len(), *b.first()?, *b.last()?) {
+        (6, b's', b'r') if name == "sensor" => 0,
+        (9, b'd', b'd') if name == "device_id" => 1,
+        (10, b'e', b'e') if name == "event_time" => 2,
+        (8, b'e', b's') if name == "event_ts" => 3,
+        (8, b'm', b'd') if name == "match_id" => 4,
+        (8, b'e', b'd') if name == "event_id" => 5,
+        (9, b'p', b'd') if name == "player_id" => 6,
+        (11, b'p', b'e') if name == "player_name" => 7,
+        (11, b'd', b'd') if name == "delivery_id" => 8,
+        (7, b'z', b'd') if name == "zone_id" => 9,
+        (6, b'm', b'c') if name == "metric" => 10,
+        (5, b'v', b'e') if name == "value" => 11,
+        (10, b'h', b'e') if name == "heart_rate" => 12,
+        (12, b'a', b'n') if name == "acceleration" => 13,
+        (12, b'r', b't') if name == "running_dist" => 14,
+        (8, b'i', b'x') if name == "impact_x" => 15,
+        (8, b'i', b'y') if name == "impact_y" => 16,
+        (10, b'b', b'd') if name == "ball_speed" => 17,
+        (9, b's', b'e') if name == "spin_rate" => 18,
+        (8, b'd', b's') if name == "decibels" => 19,
+        (7, b'd', b'y') if name == "density" => 20,
         _ => return None,
-    })
+    };
+    Some(i)
 }
 
-/// The top-level fields of one object, in order, with the known ones
-/// indexed: each is looked up once per object, not once per question.
-#[derive(Clone, Copy)]
-pub(super) struct Fields<'f, 'a> {
-    known: [Field<'f, 'a>; KNOWN.len()],
-    /// Bit `i` set: known field `i` holds a number.
+/// Most numeric fields of one event that [`Fields`] keeps by name, for
+/// [`Fields::numbers`]; past it they are read again from the text.
+const NUMBERS: usize = 16;
+
+/// The known fields of one object, each in its slot, read in the same pass
+/// as the JSON: nothing is collected that an event does not use. A
+/// repeated key's last value wins.
+pub(super) struct Fields<'a> {
+    /// By [`KNOWN`] slot; `Null` when absent (the two mean the same).
+    known: [JsonValue<'a>; KNOWN.len()],
+    /// Bit `i` set: known field `i` held a number.
     numeric: u32,
-    /// A field whose name is not in [`KNOWN`] holds a number.
+    /// A field whose name is not in [`KNOWN`] held a number.
     other_numeric: bool,
+    /// The names of numeric fields that are not common to every kind, in
+    /// order: the candidates for [`Fields::numbers`].
+    numbers: heapless::Vec<Cow<'a, str>, NUMBERS>,
+    /// More of them than [`NUMBERS`].
+    numbers_overflow: bool,
 }
 
-impl<'f, 'a> Fields<'f, 'a> {
-    /// Indexes `all`; of a repeated key, the last wins.
-    pub(super) fn new(all: &'f [(Cow<'a, str>, JsonValue<'a>)]) -> Fields<'f, 'a> {
-        let mut f = Fields {
-            known: [None; KNOWN.len()],
+/// The slots common to every kind (sensor, device_id, event_time,
+/// event_ts, match_id, event_id): never unknown.
+const COMMON: u32 = 0b11_1111;
+
+impl<'a> Fields<'a> {
+    /// No fields yet.
+    pub(super) fn new() -> Fields<'a> {
+        Fields {
+            known: [const { JsonValue::Null }; KNOWN.len()],
             numeric: 0,
             other_numeric: false,
-        };
-        for (k, v) in all {
-            let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
-            match slot(k) {
-                Some(i) => {
-                    f.known[i] = Some(v);
-                    f.numeric |= (number as u32) << i;
-                }
-                None => f.other_numeric |= number,
-            }
+            numbers: heapless::Vec::new(),
+            numbers_overflow: false,
         }
-        f
     }
 
-    /// The field `name` (one of the names an event is read from).
-    pub(super) fn get(&self, name: &str) -> Field<'f, 'a> {
+    /// Reads the fields of `text` in place: `Ok(None)` for an object,
+    /// `Ok(Some(type name))` for other JSON.
+    pub(super) fn read(&mut self, text: &'a str) -> Result<Option<&'static str>, SyntaxError> {
+        json::for_each_member(text, |k, v| self.add(k, v))
+    }
+
+    /// One field, in document order.
+    #[inline]
+    pub(super) fn add(&mut self, name: Cow<'a, str>, v: JsonValue<'a>) {
+        let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
+        let slot = slot(&name);
+        match slot {
+            Some(i) => {
+                self.known[i] = v;
+                self.numeric |= (number as u32) << i;
+            }
+            None => self.other_numeric |= number,
+        }
+        if number && slot.is_none_or(|i| COMMON & 1 << i == 0) {
+            if let Err(name) = self.numbers.push(name) {
+                drop(name);
+                self.numbers_overflow = true;
+            }
+        }
+    }
+
+    /// The field `name` (one of the names an event is read from); `None`
+    /// when absent or null.
+    pub(super) fn get(&self, name: &str) -> Field<'_, 'a> {
         debug_assert!(slot(name).is_some(), "{name} is not a known field");
-        slot(name).and_then(|i| self.known[i])
+        slot(name)
+            .map(|i| &self.known[i])
+            .filter(|v| !matches!(v, JsonValue::Null))
     }
 
     /// Whether some numeric field may be one a `sensor` event does not
@@ -115,8 +152,25 @@ impl<'f, 'a> Fields<'f, 'a> {
             SensorKind::Crowd => &[9, 19, 20],
             SensorKind::Generic => &[10, 11],
         };
-        let known = own.iter().fold(0b11_1111u32, |m, &i| m | 1 << i);
+        let known = own.iter().fold(COMMON, |m, &i| m | 1 << i);
         self.other_numeric || self.numeric & !known != 0
+    }
+
+    /// Calls `each` with the name of every numeric field that is not
+    /// common to all kinds, in document order, repeats included. `text` is
+    /// the document these fields were read from, read again when there
+    /// were more of them than [`NUMBERS`].
+    pub(super) fn numbers(&self, text: &str, each: &mut dyn FnMut(&str)) {
+        if !self.numbers_overflow {
+            self.numbers.iter().for_each(|n| each(n));
+            return;
+        }
+        let _ = json::for_each_member(text, |name, v| {
+            let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
+            if number && slot(&name).is_none_or(|i| COMMON & 1 << i == 0) {
+                each(&name);
+            }
+        });
     }
 }
 
@@ -217,7 +271,7 @@ pub(super) fn optional_int(v: Field<'_, '_>, name: &str) -> Result<Option<i64>, 
 
 /// The event time, from `event_time` or (when that is absent or null) its
 /// alias `event_ts`.
-pub(super) fn event_time(f: &Fields<'_, '_>) -> Result<Micros, Reject> {
+pub(super) fn event_time(f: &Fields<'_>) -> Result<Micros, Reject> {
     let field = match f.get("event_time") {
         Some(JsonValue::Null) | None => f.get("event_ts").map(|v| (v, "event_ts")),
         Some(v) => Some((v, "event_time")),
@@ -278,27 +332,51 @@ pub(super) fn metric_value(v: Field<'_, '_>, name: &str) -> Result<Option<f64>, 
 
 #[cfg(test)]
 mod tests {
-    use super::{slot, KNOWN};
+    use super::{slot, Fields, JsonValue, KNOWN, NUMBERS};
 
     #[test]
     fn the_slots_each_kind_owns_are_its_known_fields() {
         use crate::model::SensorKind;
         use crate::pipeline::decode::unknown::is_known_field;
         use std::borrow::Cow;
+        let one = |name: &'static str, v: JsonValue<'static>| {
+            let mut f = Fields::new();
+            f.add(Cow::Borrowed(name), v);
+            f
+        };
         for kind in SensorKind::ALL {
             for (i, name) in KNOWN.iter().enumerate() {
-                let doc = [(Cow::Borrowed(*name), super::JsonValue::Num("1"))];
-                let f = super::Fields::new(&doc);
+                let f = one(name, JsonValue::Num("1"));
                 assert_eq!(
                     f.may_have_unknown_numbers(kind),
                     !is_known_field(kind, name),
                     "{kind} {name} (slot {i})"
                 );
             }
-            let doc = [(Cow::Borrowed("accel"), super::JsonValue::Num("1"))];
-            assert!(super::Fields::new(&doc).may_have_unknown_numbers(kind));
-            let text = [(Cow::Borrowed("accel"), super::JsonValue::Str("x".into()))];
-            assert!(!super::Fields::new(&text).may_have_unknown_numbers(kind));
+            assert!(one("accel", JsonValue::Num("1")).may_have_unknown_numbers(kind));
+            let text = one("accel", JsonValue::Str("x".into()));
+            assert!(!text.may_have_unknown_numbers(kind));
+        }
+    }
+
+    /// Past [`NUMBERS`] numeric fields, the names are read again from the
+    /// text: the same names in the same order, repeats included.
+    #[test]
+    fn numeric_names_come_in_document_order_past_the_kept_ones_too() {
+        for extra in [0, 3, NUMBERS - 1, NUMBERS, NUMBERS + 5] {
+            let mut doc = String::from(r#"{"sensor":"wearable","match_id":1,"heart_rate":1"#);
+            let mut want = vec!["heart_rate".to_string()];
+            for k in 0..extra {
+                doc.push_str(&format!(r#","x{}":{k},"s":"t""#, k % 4));
+                want.push(format!("x{}", k % 4));
+            }
+            doc.push_str(r#","decibels":2,"event_id":3}"#);
+            want.push("decibels".into());
+            let mut f = Fields::new();
+            assert_eq!(f.read(&doc), Ok(None));
+            let mut got = Vec::new();
+            f.numbers(&doc, &mut |n| got.push(n.to_string()));
+            assert_eq!(got, want, "{extra} extra fields");
         }
     }
 

@@ -11,11 +11,9 @@
 
 mod escape;
 pub mod pointer;
-mod reuse;
 mod scan;
 
 pub use pointer::Pointer;
-pub use reuse::FieldBuf;
 use scan::Run;
 
 use std::borrow::Cow;
@@ -120,14 +118,18 @@ pub fn parse(s: &str) -> Result<Document<'_>, SyntaxError> {
 /// One top-level field: its name and value.
 pub type Member<'a> = (Cow<'a, str>, JsonValue<'a>);
 
-/// Parses a document into `fields` (emptied first) when it is an object
-/// (`Ok(None)`); else `Ok(Some(type name))`.
-pub fn parse_into<'a>(s: &'a str, fields: &mut Vec<Member<'a>>) -> R<Option<&'static str>> {
-    fields.clear();
+/// Reads a document, handing each top-level field to `each` in order (a
+/// repeated key is handed over twice) when it is an object: `Ok(None)`;
+/// else `Ok(Some(type name))`. Nothing is collected: the caller keeps what
+/// it needs.
+pub fn for_each_member<'a>(
+    s: &'a str,
+    each: impl FnMut(Cow<'a, str>, JsonValue<'a>),
+) -> R<Option<&'static str>> {
     let mut r = Reader::new(s);
     r.ws();
     let other = if r.peek() == Some(b'{') {
-        r.object_into(fields)?;
+        r.members(each)?;
         None
     } else {
         Some(r.value(0)?.type_name())
@@ -199,12 +201,13 @@ impl<'a> Reader<'a> {
 
     fn top_object(&mut self) -> R<Vec<Member<'a>>> {
         let mut fields = Vec::with_capacity(12);
-        self.object_into(&mut fields)?;
+        self.members(|k, v| fields.push((k, v)))?;
         Ok(fields)
     }
 
-    /// The top-level object's fields, appended to `fields`.
-    fn object_into(&mut self, fields: &mut Vec<Member<'a>>) -> R<()> {
+    /// The top-level object's fields, each handed to `each`.
+    #[inline]
+    fn members(&mut self, mut each: impl FnMut(Cow<'a, str>, JsonValue<'a>)) -> R<()> {
         self.i += 1;
         self.ws();
         if self.peek() == Some(b'}') {
@@ -218,7 +221,7 @@ impl<'a> Reader<'a> {
             self.eat(b':', "':' after an object key")?;
             self.ws();
             let v = self.value(1)?;
-            fields.push((key, v));
+            each(key, v);
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
@@ -347,11 +350,21 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A string; borrowed from the input unless it has escapes.
+    /// A string; borrowed from the input unless it has escapes. The common
+    /// case is inlined; the rest is [`Reader::slow_string`].
+    #[inline]
     fn string(&mut self) -> R<Cow<'a, str>> {
-        if let Some(s) = self.quick_string() {
-            return Ok(Cow::Borrowed(s));
+        match self.quick_string() {
+            Some(s) => Ok(Cow::Borrowed(s)),
+            None => self.slow_string(),
         }
+    }
+
+    /// A string that [`Reader::quick_string`] did not take: one with
+    /// escapes, or not a string at all.
+    #[cold]
+    #[inline(never)]
+    fn slow_string(&mut self) -> R<Cow<'a, str>> {
         match self.plain_run()? {
             Run::Whole(s) => Ok(Cow::Borrowed(s)),
             Run::Escape(start) => self.escaped_string(start),

@@ -20,9 +20,7 @@ use crate::config::sources::format::SourceFormat;
 use crate::config::MetricRange;
 use crate::model::{Event, Micros, RawInput, Reject, RejectReason, SensorKind};
 use fields::Fields;
-use json::{FieldBuf, JsonValue};
 use map::{Context, MapDecoder, Mapped};
-use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Earliest plausible event time on a live source: 2020-01-01T00:00:00Z.
@@ -55,8 +53,6 @@ pub struct Decoder {
     /// The mapped sources' decoders (SPEC §9); each is taken out while it
     /// decodes, so that it can use the checks above.
     mappers: Vec<Option<MapDecoder>>,
-    /// The fields vector of §1 JSON, kept between inputs.
-    fields: RefCell<FieldBuf>,
 }
 
 impl Clone for Decoder {
@@ -95,7 +91,6 @@ impl Decoder {
             live_max_future,
             clock_trusted: true,
             mappers: Vec::new(),
-            fields: RefCell::default(),
         }
     }
 
@@ -238,26 +233,19 @@ impl Decoder {
             Ok(None) => return Decoded::Skip,
             Err(r) => return Decoded::Reject(r),
         };
-        // Not re-entered; a fresh vector would do if it were.
-        let mut buf = self.fields.try_borrow_mut().ok();
-        let mut fields = buf.as_mut().map(|b| b.take()).unwrap_or_default();
-        let decoded = self.object(text, &mut fields, hint, clock, on_unknown);
-        if let Some(b) = buf.as_mut() {
-            b.put(fields);
-        }
-        decoded
+        self.object(text, hint, clock, on_unknown)
     }
 
-    /// §1 JSON text → an event, reading its fields into `fields`.
+    /// §1 JSON text → an event, its fields read in one pass.
     fn object<'a>(
         &self,
         text: &'a str,
-        fields: &mut Vec<json::Member<'a>>,
         hint: Option<SensorKind>,
         clock: Micros,
         on_unknown: &mut OnUnknown<'_>,
     ) -> Decoded<'a> {
-        match json::parse_into(text, fields) {
+        let mut known = Fields::new();
+        match known.read(text) {
             Ok(None) => {}
             Ok(Some(t)) => {
                 return reject(
@@ -272,19 +260,15 @@ impl Decoder {
                 )
             }
         }
-        let known = Fields::new(fields);
         match self.event(&known, hint, clock) {
             Ok(e) => {
-                if !known.may_have_unknown_numbers(e.sensor) {
-                    return Decoded::Event(e);
-                }
-                // No allocation here: names are compared, not copied.
-                for (name, v) in fields.iter() {
-                    if matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_))
-                        && !unknown::is_known_field(e.sensor, name)
-                    {
-                        on_unknown(e.sensor, &e.device_id, name);
-                    }
+                if known.may_have_unknown_numbers(e.sensor) {
+                    // No allocation here: names are compared, not copied.
+                    known.numbers(text, &mut |name| {
+                        if !unknown::is_known_field(e.sensor, name) {
+                            on_unknown(e.sensor, &e.device_id, name);
+                        }
+                    });
                 }
                 Decoded::Event(e)
             }

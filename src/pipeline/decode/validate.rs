@@ -15,7 +15,7 @@ impl Decoder {
     /// The event the fields describe. `clock` is the wall clock.
     pub(super) fn event<'a>(
         &self,
-        fields: &Fields<'_, 'a>,
+        fields: &Fields<'a>,
         hint: Option<SensorKind>,
         clock: Micros,
     ) -> Result<Event<'a>, Reject> {
@@ -104,7 +104,7 @@ impl Decoder {
         &self,
         sensor: SensorKind,
         identity: &Identity<'_>,
-        fields: &Fields<'_, '_>,
+        fields: &Fields<'_>,
     ) -> Result<Readings, Reject> {
         let names: &[&str] = match sensor {
             SensorKind::Generic => &["value"],
@@ -137,7 +137,7 @@ impl Decoder {
 }
 
 /// Who or what the event is about, by kind: player, delivery, zone or metric name.
-fn identity<'a>(sensor: SensorKind, fields: &Fields<'_, 'a>) -> Result<Identity<'a>, Reject> {
+fn identity<'a>(sensor: SensorKind, fields: &Fields<'a>) -> Result<Identity<'a>, Reject> {
     Ok(match sensor {
         SensorKind::Wearable => {
             let player_id = optional_int(fields.get("player_id"), "player_id")?
