@@ -173,7 +173,8 @@ fn identity<'a>(sensor: SensorKind, fields: &Fields<'a>) -> Result<Identity<'a>,
 
 /// A player name: at most 64 characters.
 pub(super) fn check_player_name(s: &str) -> Result<&str, Reject> {
-    if s.chars().count() <= 64 {
+    // 64 bytes or fewer are 64 characters or fewer: no need to count them.
+    if s.len() <= 64 || s.chars().count() <= 64 {
         Ok(s)
     } else {
         Err(Reject::new(
@@ -183,11 +184,31 @@ pub(super) fn check_player_name(s: &str) -> Result<&str, Reject> {
     }
 }
 
+/// The bytes of an id: ASCII letters and digits, `.`, `_`, `:`, `-`.
+const ID_BYTES: [bool; 256] = byte_class(b"._:-");
+/// The bytes of a metric name: ASCII letters and digits, `_`, `.`, `-`.
+const METRIC_BYTES: [bool; 256] = byte_class(b"_.-");
+
+/// A table of the bytes that are ASCII letters, digits or in `extra`: one
+/// load a byte instead of a chain of range compares.
+const fn byte_class(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_alphanumeric();
+        c += 1;
+    }
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
 /// An id (`device_id`, `zone_id`): 1-64 characters of A-Z, a-z, 0-9, `.`, `_`, `:`, `-`.
 pub(super) fn check_id(s: &str, name: &str) -> Result<(), Reject> {
-    let ok = (1..=64).contains(&s.len())
-        && s.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'));
+    let ok = (1..=64).contains(&s.len()) && s.bytes().all(|c| ID_BYTES[c as usize]);
     if ok {
         Ok(())
     } else {
@@ -200,10 +221,7 @@ pub(super) fn check_id(s: &str, name: &str) -> Result<(), Reject> {
 
 /// A generic event's metric name: 1-64 characters of A-Z, a-z, 0-9, `_`, `.`, `-`.
 pub(super) fn check_metric_name(metric: &str) -> Result<(), Reject> {
-    let ok = (1..=64).contains(&metric.len())
-        && metric
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
+    let ok = (1..=64).contains(&metric.len()) && metric.bytes().all(|c| METRIC_BYTES[c as usize]);
     if !ok {
         return Err(Reject::new(
             RejectReason::InvalidField,
@@ -211,4 +229,26 @@ pub(super) fn check_metric_name(metric: &str) -> Result<(), Reject> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ID_BYTES, METRIC_BYTES};
+
+    #[test]
+    fn the_byte_tables_are_the_documented_classes() {
+        for c in 0..=255u8 {
+            let plain = c.is_ascii_alphanumeric();
+            assert_eq!(
+                ID_BYTES[c as usize],
+                plain || matches!(c, b'.' | b'_' | b':' | b'-'),
+                "{c}"
+            );
+            assert_eq!(
+                METRIC_BYTES[c as usize],
+                plain || matches!(c, b'_' | b'.' | b'-'),
+                "{c}"
+            );
+        }
+    }
 }
