@@ -241,11 +241,20 @@ pub(super) fn reborrow<'a>(s: &Cow<'a, str>) -> Cow<'a, str> {
     }
 }
 
-/// An integer literal (no fraction or exponent).
+/// An integer literal (no fraction or exponent). The short plain integer
+/// every event has is read inline; the rest is [`parse_int_slow`].
+#[inline]
 fn parse_int(text: &str, name: &str) -> Result<i64, Reject> {
-    if let Some(v) = numbers::int(text) {
-        return Ok(v);
+    match numbers::int(text) {
+        Some(v) => Ok(v),
+        None => parse_int_slow(text, name),
     }
+}
+
+/// An integer that is long, malformed or not an integer at all.
+#[cold]
+#[inline(never)]
+fn parse_int_slow(text: &str, name: &str) -> Result<i64, Reject> {
     if text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
         return Err(Reject::new(
             RejectReason::InvalidField,

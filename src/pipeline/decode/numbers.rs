@@ -9,6 +9,7 @@ const POW10: [f64; 23] = [
 ];
 
 /// `[-]digits` of at most 18 digits (so no overflow is possible).
+#[inline]
 pub(super) fn int(text: &str) -> Option<i64> {
     let (neg, digits) = match text.as_bytes() {
         [b'-', rest @ ..] => (true, rest),
@@ -31,6 +32,7 @@ pub(super) fn int(text: &str) -> Option<i64> {
 /// 2^53 and whose fraction has at most 22 digits: that integer and the
 /// power of ten are both exact, so one IEEE division is the correctly
 /// rounded value, as `str::parse` computes it (Clinger's fast path).
+#[inline]
 pub(super) fn float(text: &str) -> Option<f64> {
     let (neg, b) = match text.as_bytes() {
         [b'-', rest @ ..] => (true, rest),
