@@ -1,7 +1,9 @@
-//! Field extraction: a top-level field's JSON value as the type the event
+//! The known fields of one object ([`Fields`], read in one pass with the
+//! JSON), and extraction: a field's JSON value as the type the event
 //! needs, or a [`Reject`] naming the field and what was wrong with it.
 
-use super::json::{self, JsonValue, SyntaxError};
+use super::json::{self, JsonValue, Key, SyntaxError};
+use super::known::{slot, slot_at, KNOWN};
 use super::numbers;
 use crate::model::{Micros, Reject, RejectReason, SensorKind};
 use crate::util::time::{millis_to_micros, parse_rfc3339};
@@ -9,66 +11,6 @@ use std::borrow::Cow;
 
 /// A field's value; `None` when the object does not have it.
 pub(super) type Field<'f, 'a> = Option<&'f JsonValue<'a>>;
-
-/// The field names an event is read from: common, identity and metric
-/// fields of every kind. [`Fields`] finds each in one pass over the object.
-const KNOWN: [&str; 21] = [
-    "sensor",
-    "device_id",
-    "event_time",
-    "event_ts",
-    "match_id",
-    "event_id",
-    "player_id",
-    "player_name",
-    "delivery_id",
-    "zone_id",
-    "metric",
-    "value",
-    "heart_rate",
-    "acceleration",
-    "running_dist",
-    "impact_x",
-    "impact_y",
-    "ball_speed",
-    "spin_rate",
-    "decibels",
-    "density",
-];
-
-/// The index of a known field name in [`KNOWN`]. Length, first and last
-/// byte pick the one candidate (they differ for every known name; a test
-/// checks it), then one comparison with a constant of that length, which
-/// compiles to loads and compares rather than a call to `memcmp`.
-#[inline]
-fn slot(name: &str) -> Option<usize> {
-    let b = name.as_bytes();
-    let i = match (b.len(), *b.first()?, *b.last()?) {
-        (6, b's', b'r') if name == "sensor" => 0,
-        (9, b'd', b'd') if name == "device_id" => 1,
-        (10, b'e', b'e') if name == "event_time" => 2,
-        (8, b'e', b's') if name == "event_ts" => 3,
-        (8, b'm', b'd') if name == "match_id" => 4,
-        (8, b'e', b'd') if name == "event_id" => 5,
-        (9, b'p', b'd') if name == "player_id" => 6,
-        (11, b'p', b'e') if name == "player_name" => 7,
-        (11, b'd', b'd') if name == "delivery_id" => 8,
-        (7, b'z', b'd') if name == "zone_id" => 9,
-        (6, b'm', b'c') if name == "metric" => 10,
-        (5, b'v', b'e') if name == "value" => 11,
-        (10, b'h', b'e') if name == "heart_rate" => 12,
-        (12, b'a', b'n') if name == "acceleration" => 13,
-        (12, b'r', b't') if name == "running_dist" => 14,
-        (8, b'i', b'x') if name == "impact_x" => 15,
-        (8, b'i', b'y') if name == "impact_y" => 16,
-        (10, b'b', b'd') if name == "ball_speed" => 17,
-        (9, b's', b'e') if name == "spin_rate" => 18,
-        (8, b'd', b's') if name == "decibels" => 19,
-        (7, b'd', b'y') if name == "density" => 20,
-        _ => return None,
-    };
-    Some(i)
-}
 
 /// Most numeric fields of one event that [`Fields`] keeps by name, for
 /// [`Fields::numbers`]; past it they are read again from the text.
@@ -110,14 +52,17 @@ impl<'a> Fields<'a> {
     /// Reads the fields of `text` in place: `Ok(None)` for an object,
     /// `Ok(Some(type name))` for other JSON.
     pub(super) fn read(&mut self, text: &'a str) -> Result<Option<&'static str>, SyntaxError> {
-        json::for_each_member(text, |k, v| self.add(k, v))
+        json::for_each_member(text, slot_at, |k, v| self.add(k, v))
     }
 
     /// One field, in document order.
     #[inline]
-    pub(super) fn add(&mut self, name: Cow<'a, str>, v: JsonValue<'a>) {
+    pub(super) fn add(&mut self, key: Key<'a>, v: JsonValue<'a>) {
         let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
-        let slot = slot(&name);
+        let (slot, name) = match key {
+            Key::Known(i) => (Some(i), Cow::Borrowed(KNOWN[i])),
+            Key::Name(name) => (slot(&name), name),
+        };
         match slot {
             Some(i) => {
                 self.known[i] = v;
@@ -165,10 +110,14 @@ impl<'a> Fields<'a> {
             self.numbers.iter().for_each(|n| each(n));
             return;
         }
-        let _ = json::for_each_member(text, |name, v| {
+        let _ = json::for_each_member(text, slot_at, |key, v| {
             let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
-            if number && slot(&name).is_none_or(|i| COMMON & 1 << i == 0) {
-                each(&name);
+            let (slot, name) = match key {
+                Key::Known(i) => (Some(i), KNOWN[i]),
+                Key::Name(ref name) => (slot(name), name.as_ref()),
+            };
+            if number && slot.is_none_or(|i| COMMON & 1 << i == 0) {
+                each(name);
             }
         });
     }
@@ -341,7 +290,7 @@ pub(super) fn metric_value(v: Field<'_, '_>, name: &str) -> Result<Option<f64>, 
 
 #[cfg(test)]
 mod tests {
-    use super::{slot, Fields, JsonValue, KNOWN, NUMBERS};
+    use super::{Fields, JsonValue, Key, KNOWN, NUMBERS};
 
     #[test]
     fn the_slots_each_kind_owns_are_its_known_fields() {
@@ -350,7 +299,7 @@ mod tests {
         use std::borrow::Cow;
         let one = |name: &'static str, v: JsonValue<'static>| {
             let mut f = Fields::new();
-            f.add(Cow::Borrowed(name), v);
+            f.add(Key::Name(Cow::Borrowed(name)), v);
             f
         };
         for kind in SensorKind::ALL {
@@ -387,14 +336,5 @@ mod tests {
             f.numbers(&doc, &mut |n| got.push(n.to_string()));
             assert_eq!(got, want, "{extra} extra fields");
         }
-    }
-
-    #[test]
-    fn every_known_name_has_its_own_slot() {
-        for (i, name) in KNOWN.iter().enumerate() {
-            assert_eq!(slot(name), Some(i), "{name}");
-        }
-        assert_eq!(slot("sensors"), None);
-        assert_eq!(slot(""), None);
     }
 }

@@ -10,9 +10,11 @@
 //! and never recurses deeper than [`MAX_DEPTH`].
 
 mod escape;
+mod members;
 pub mod pointer;
 mod scan;
 
+pub use members::{for_each_member, Key};
 pub use pointer::Pointer;
 use scan::Run;
 
@@ -118,29 +120,6 @@ pub fn parse(s: &str) -> Result<Document<'_>, SyntaxError> {
 /// One top-level field: its name and value.
 pub type Member<'a> = (Cow<'a, str>, JsonValue<'a>);
 
-/// Reads a document, handing each top-level field to `each` in order (a
-/// repeated key is handed over twice) when it is an object: `Ok(None)`;
-/// else `Ok(Some(type name))`. Nothing is collected: the caller keeps what
-/// it needs.
-pub fn for_each_member<'a>(
-    s: &'a str,
-    each: impl FnMut(Cow<'a, str>, JsonValue<'a>),
-) -> R<Option<&'static str>> {
-    let mut r = Reader::new(s);
-    r.ws();
-    let other = if r.peek() == Some(b'{') {
-        r.members(each)?;
-        None
-    } else {
-        Some(r.value(0)?.type_name())
-    };
-    r.ws();
-    if r.i != r.b.len() {
-        return Err(r.err("end of input after the JSON value"));
-    }
-    Ok(other)
-}
-
 /// Parses a whole document whatever its top level, for [`Pointer::resolve`].
 pub fn parse_root(s: &str) -> Result<Root<'_>, SyntaxError> {
     let mut r = Reader::new(s);
@@ -196,41 +175,6 @@ impl<'a> Reader<'a> {
             Ok(())
         } else {
             Err(self.err(what))
-        }
-    }
-
-    fn top_object(&mut self) -> R<Vec<Member<'a>>> {
-        let mut fields = Vec::with_capacity(12);
-        self.members(|k, v| fields.push((k, v)))?;
-        Ok(fields)
-    }
-
-    /// The top-level object's fields, each handed to `each`.
-    #[inline]
-    fn members(&mut self, mut each: impl FnMut(Cow<'a, str>, JsonValue<'a>)) -> R<()> {
-        self.i += 1;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.i += 1;
-            return Ok(());
-        }
-        loop {
-            self.ws();
-            let key = self.string()?;
-            self.ws();
-            self.eat(b':', "':' after an object key")?;
-            self.ws();
-            let v = self.value(1)?;
-            each(key, v);
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(());
-                }
-                _ => return Err(self.err("',' or '}' in an object")),
-            }
         }
     }
 

@@ -2,14 +2,16 @@
 //! with its SPEC §1 reason code. Pure: the wall clock is an argument.
 //!
 //! Here: bytes → UTF-8 → JSON object → event. `json`: the reader.
-//! `fields`: typed values out of fields. `validate`: the checks that make an
-//! event. `unknown`: numeric fields the kind does not know. `formats` and
-//! `map`: the device formats of SPEC §9 and their maps to events. `render`:
-//! an event as a §1 line again.
+//! `known`: the field names an event is read from. `fields`: the known
+//! fields of one object, and typed values out of them. `validate`: the
+//! checks that make an event. `unknown`: numeric fields the kind does not
+//! know. `formats` and `map`: the device formats of SPEC §9 and their maps
+//! to events. `render`: an event as a §1 line again.
 
 mod fields;
 pub mod formats;
 pub mod json;
+mod known;
 pub mod map;
 mod numbers;
 pub mod render;
