@@ -37,6 +37,25 @@ pub(super) struct Fields<'a> {
 /// event_ts, match_id, event_id): never unknown.
 const COMMON: u32 = 0b11_1111;
 
+/// A member's slot (`None` for a name not in [`KNOWN`]) and its name.
+#[inline]
+fn slot_of(key: Key<'_>) -> (Option<usize>, Cow<'_, str>) {
+    match key {
+        Key::Known(i) => (Some(i), Cow::Borrowed(KNOWN[i])),
+        Key::Name(name) => (slot(&name), name),
+    }
+}
+
+/// Whether a slot is one of [`COMMON`].
+fn is_common(slot: Option<usize>) -> bool {
+    slot.is_some_and(|i| COMMON & 1 << i != 0)
+}
+
+/// A number, finite or not: a candidate for the unknown-field counter.
+fn is_number(v: &JsonValue<'_>) -> bool {
+    matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_))
+}
+
 impl<'a> Fields<'a> {
     /// No fields yet.
     pub(super) fn new() -> Fields<'a> {
@@ -58,11 +77,8 @@ impl<'a> Fields<'a> {
     /// One field, in document order.
     #[inline]
     pub(super) fn add(&mut self, key: Key<'a>, v: JsonValue<'a>) {
-        let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
-        let (slot, name) = match key {
-            Key::Known(i) => (Some(i), Cow::Borrowed(KNOWN[i])),
-            Key::Name(name) => (slot(&name), name),
-        };
+        let number = is_number(&v);
+        let (slot, name) = slot_of(key);
         match slot {
             Some(i) => {
                 self.known[i] = v;
@@ -70,7 +86,7 @@ impl<'a> Fields<'a> {
             }
             None => self.other_numeric |= number,
         }
-        if number && slot.is_none_or(|i| COMMON & 1 << i == 0) {
+        if number && !is_common(slot) {
             if let Err(name) = self.numbers.push(name) {
                 drop(name);
                 self.numbers_overflow = true;
@@ -111,13 +127,9 @@ impl<'a> Fields<'a> {
             return;
         }
         let _ = json::for_each_member(text, slot_at, |key, v| {
-            let number = matches!(v, JsonValue::Num(_) | JsonValue::NonFinite(_));
-            let (slot, name) = match key {
-                Key::Known(i) => (Some(i), KNOWN[i]),
-                Key::Name(ref name) => (slot(name), name.as_ref()),
-            };
-            if number && slot.is_none_or(|i| COMMON & 1 << i == 0) {
-                each(name);
+            let (slot, name) = slot_of(key);
+            if is_number(&v) && !is_common(slot) {
+                each(&name);
             }
         });
     }
