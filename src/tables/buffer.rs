@@ -37,6 +37,22 @@ pub struct TableBuffer {
     pub rows: usize,
     /// Earliest partition time of the rows (SPEC §5 `date`).
     pub min_time: Option<Micros>,
+    /// Bit `i` set: column `i` is nullable (the schema's, kept here so that
+    /// appending a value does not look the schema up).
+    nullable: u64,
+}
+
+/// The nullable columns of `table` as a bit mask.
+fn nullable_mask(table: TableId) -> u64 {
+    let cols = table.columns();
+    assert!(
+        cols.len() <= 64,
+        "{} has more than 64 columns",
+        table.name()
+    );
+    cols.iter()
+        .enumerate()
+        .fold(0, |m, (i, c)| m | (c.nullable as u64) << i)
 }
 
 impl TableBuffer {
@@ -59,11 +75,13 @@ impl TableBuffer {
             defs: cols.iter().map(|_| Vec::new()).collect(),
             rows: 0,
             min_time: None,
+            nullable: nullable_mask(table),
         }
     }
 
     /// Starts a row whose partition time is `time`. Every column must be set,
     /// in order; the row counts once [`RowWriter::finish`] is called.
+    #[inline]
     pub fn row(&mut self, time: Micros) -> RowWriter<'_> {
         self.min_time = Some(self.min_time.map_or(time, |m| m.min(time)));
         RowWriter { buf: self, col: 0 }
@@ -98,6 +116,7 @@ impl TableBuffer {
                 .collect(),
             rows: 0,
             min_time: None,
+            nullable: self.nullable,
         };
         std::mem::replace(self, next)
     }
@@ -123,6 +142,7 @@ pub struct RowWriter<'a> {
 }
 
 impl RowWriter<'_> {
+    #[inline]
     fn next(&mut self, present: bool) -> usize {
         let i = self.col;
         debug_assert!(
@@ -130,13 +150,13 @@ impl RowWriter<'_> {
             "too many values for {}",
             self.buf.table.name()
         );
-        let col = &self.buf.table.columns()[i];
+        let nullable = self.buf.nullable >> i & 1 != 0;
         debug_assert!(
-            present || col.nullable,
+            present || nullable,
             "null in required column {}",
-            col.name
+            self.buf.table.columns()[i].name
         );
-        if col.nullable {
+        if nullable {
             self.buf.defs[i].push(present as i16);
         }
         self.col += 1;
@@ -144,6 +164,7 @@ impl RowWriter<'_> {
     }
 
     /// A string or bytes value.
+    #[inline(always)]
     pub fn bytes(mut self, v: &[u8]) -> Self {
         let i = self.next(true);
         if let ColumnBuf::Bytes { data, offsets } = &mut self.buf.columns[i] {
@@ -156,11 +177,13 @@ impl RowWriter<'_> {
     }
 
     /// A string value.
+    #[inline]
     pub fn str(self, v: &str) -> Self {
         self.bytes(v.as_bytes())
     }
 
     /// An optional value: `put` it, or a null.
+    #[inline]
     fn opt<T>(mut self, v: Option<T>, put: impl FnOnce(Self, T) -> Self) -> Self {
         match v {
             Some(x) => put(self, x),
@@ -172,11 +195,13 @@ impl RowWriter<'_> {
     }
 
     /// An optional string value.
+    #[inline]
     pub fn opt_str(self, v: Option<&str>) -> Self {
         self.opt(v, Self::str)
     }
 
     /// An integer or timestamp value.
+    #[inline]
     pub fn i64(mut self, v: i64) -> Self {
         let i = self.next(true);
         if let ColumnBuf::I64(vals) = &mut self.buf.columns[i] {
@@ -188,11 +213,13 @@ impl RowWriter<'_> {
     }
 
     /// An optional integer or timestamp value.
+    #[inline]
     pub fn opt_i64(self, v: Option<i64>) -> Self {
         self.opt(v, Self::i64)
     }
 
     /// A float value.
+    #[inline]
     pub fn f64(mut self, v: f64) -> Self {
         let i = self.next(true);
         if let ColumnBuf::F64(vals) = &mut self.buf.columns[i] {
@@ -204,11 +231,13 @@ impl RowWriter<'_> {
     }
 
     /// An optional float value.
+    #[inline]
     pub fn opt_f64(self, v: Option<f64>) -> Self {
         self.opt(v, Self::f64)
     }
 
     /// Ends the row.
+    #[inline]
     pub fn finish(self) {
         debug_assert_eq!(
             self.col,
@@ -217,5 +246,39 @@ impl RowWriter<'_> {
             self.buf.table.name()
         );
         self.buf.rows += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every table's rows keep a definition level for exactly its nullable
+    /// columns (the mask the row writer uses instead of the schema), and
+    /// [`TableBuffer::take`] keeps the mask.
+    #[test]
+    fn definition_levels_follow_the_schema_of_every_table() {
+        for table in TableId::ALL {
+            let mut buf = TableBuffer::new(table);
+            for round in 0..2 {
+                let mut r = buf.row(0);
+                for c in table.columns() {
+                    r = match (c.ty, c.nullable) {
+                        // A null pushes only the definition level, whatever the type.
+                        (_, true) => r.opt_i64(None),
+                        (ColType::Utf8 | ColType::Binary, false) => r.str("x"),
+                        (ColType::I64 | ColType::Ts, false) => r.i64(1),
+                        (ColType::F64, false) => r.f64(1.0),
+                    };
+                }
+                r.finish();
+                for (c, defs) in table.columns().iter().zip(&buf.defs) {
+                    let want: &[i16] = if c.nullable { &[0] } else { &[] };
+                    assert_eq!(defs.as_slice(), want, "{} {}", table.name(), c.name);
+                }
+                assert_eq!(buf.rows, 1, "{} round {round}", table.name());
+                buf.take();
+            }
+        }
     }
 }
