@@ -98,9 +98,13 @@ impl<'a> Fields<'a> {
     /// when absent or null.
     pub(super) fn get(&self, name: &str) -> Field<'_, 'a> {
         debug_assert!(slot(name).is_some(), "{name} is not a known field");
-        slot(name)
-            .map(|i| &self.known[i])
-            .filter(|v| !matches!(v, JsonValue::Null))
+        slot(name).and_then(|i| self.at(i))
+    }
+
+    /// The field in slot `i` of [`KNOWN`]; `None` when absent or null.
+    #[inline]
+    pub(super) fn at(&self, i: usize) -> Field<'_, 'a> {
+        Some(&self.known[i]).filter(|v| !matches!(v, JsonValue::Null))
     }
 
     /// Whether some numeric field may be one a `sensor` event does not

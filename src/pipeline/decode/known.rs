@@ -2,6 +2,8 @@
 //! slot among them: [`slot`] for a key already read, [`slot_at`] for one
 //! still in the text (which skips scanning it as a string).
 
+use crate::model::SensorKind;
+
 /// The field names an event is read from: common, identity and metric
 /// fields of every kind. [`Fields`] finds each in one pass over the object.
 pub(super) const KNOWN: [&str; 21] = [
@@ -27,6 +29,18 @@ pub(super) const KNOWN: [&str; 21] = [
     "decibels",
     "density",
 ];
+
+/// The slots of a kind's metric fields, in the order of
+/// [`SensorKind::metrics`] (`value` for generic events): the decoder reads
+/// them by slot, not by name.
+pub(super) fn metric_slots(sensor: SensorKind) -> &'static [usize] {
+    match sensor {
+        SensorKind::Wearable => &[12, 13, 14],
+        SensorKind::Pitch => &[15, 16, 17, 18],
+        SensorKind::Crowd => &[19, 20],
+        SensorKind::Generic => &[11],
+    }
+}
 
 /// The index of a known field name in [`KNOWN`]. Length, first and last
 /// byte pick the one candidate (they differ for every known name; a test
@@ -123,7 +137,20 @@ pub(super) fn slot_at(rest: &[u8]) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{slot, slot_at, KNOWN};
+    use super::{metric_slots, slot, slot_at, KNOWN};
+    use crate::model::SensorKind;
+
+    #[test]
+    fn metric_slots_hold_each_kinds_metric_fields_in_order() {
+        for kind in SensorKind::ALL {
+            let names: Vec<&str> = metric_slots(kind).iter().map(|&i| KNOWN[i]).collect();
+            let want: &[&str] = match kind {
+                SensorKind::Generic => &["value"],
+                k => k.metrics(),
+            };
+            assert_eq!(names, want, "{kind}");
+        }
+    }
 
     #[test]
     fn every_known_name_has_its_own_slot() {

@@ -7,6 +7,7 @@ use super::fields::{
     wrong_type, Fields,
 };
 use super::json::JsonValue;
+use super::known::metric_slots;
 use super::{Decoder, EARLIEST_PLAUSIBLE};
 use crate::model::{Event, Identity, Micros, Readings, Reject, RejectReason, SensorKind};
 use crate::util::time::format_rfc3339;
@@ -111,8 +112,8 @@ impl Decoder {
             k => k.metrics(),
         };
         let mut values = Readings::new();
-        for (i, name) in names.iter().enumerate() {
-            let Some(x) = metric_value(fields.get(name), name)? else {
+        for (i, (name, &slot)) in names.iter().zip(metric_slots(sensor)).enumerate() {
+            let Some(x) = metric_value(fields.at(slot), name)? else {
                 continue;
             };
             let metric_name = match identity {
