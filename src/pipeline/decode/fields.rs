@@ -3,33 +3,56 @@
 //! needs, or a [`Reject`] naming the field and what was wrong with it.
 
 use super::json::{self, JsonValue, Key, SyntaxError};
-use super::known::{slot, slot_at, KNOWN};
+use super::known::{index, slot, slot_at, KNOWN};
 use super::numbers;
 use crate::model::{Micros, Reject, RejectReason, SensorKind};
 use crate::util::time::{millis_to_micros, parse_rfc3339};
 use std::borrow::Cow;
 
 /// A field's value; `None` when the object does not have it.
-pub(super) type Field<'f, 'a> = Option<&'f JsonValue<'a>>;
+pub(super) type Field<'a> = Option<JsonValue<'a>>;
 
 /// Most numeric fields of one event that [`Fields`] keeps by name, for
 /// [`Fields::numbers`]; past it they are read again from the text.
 const NUMBERS: usize = 16;
 
+/// A known field's value as [`Fields`] keeps it: a copy of the
+/// [`JsonValue`] without its owned strings (a string with escapes, the one
+/// value the reader allocates for, is kept aside in [`Fields::escaped`]).
+/// So `Fields` is filled and dropped without looking at its slots.
+#[derive(Debug, Clone, Copy)]
+enum Slot<'a> {
+    /// Absent or `null` (the two mean the same).
+    Null,
+    Bool(bool),
+    /// A string without escapes, as in the input.
+    Str(&'a str),
+    /// A string with escapes: its index in [`Fields::escaped`].
+    Escaped(usize),
+    Num(&'a str),
+    NonFinite(&'a str),
+    Object(&'a str),
+    Array(&'a str),
+}
+
 /// The known fields of one object, each in its slot, read in the same pass
 /// as the JSON: nothing is collected that an event does not use. A
 /// repeated key's last value wins.
 pub(super) struct Fields<'a> {
-    /// By [`KNOWN`] slot; `Null` when absent (the two mean the same).
-    known: [JsonValue<'a>; KNOWN.len()],
+    /// By [`KNOWN`] slot.
+    known: [Slot<'a>; KNOWN.len()],
+    /// The unescaped strings of [`Slot::Escaped`] (empty, so free, on
+    /// nearly every line).
+    escaped: Vec<String>,
     /// Bit `i` set: known field `i` held a number.
     numeric: u32,
     /// A field whose name is not in [`KNOWN`] held a number.
     other_numeric: bool,
     /// The names of numeric fields that are not common to every kind, in
     /// order: the candidates for [`Fields::numbers`].
-    numbers: heapless::Vec<Cow<'a, str>, NUMBERS>,
-    /// More of them than [`NUMBERS`].
+    numbers: heapless::Vec<&'a str, NUMBERS>,
+    /// More of them than [`NUMBERS`], or one spelled with escapes: the
+    /// names are read again from the text.
     numbers_overflow: bool,
 }
 
@@ -38,7 +61,7 @@ pub(super) struct Fields<'a> {
 const COMMON: u32 = 0b11_1111;
 
 /// A member's slot (`None` for a name not in [`KNOWN`]) and its name.
-#[inline]
+#[inline(always)]
 fn slot_of(key: Key<'_>) -> (Option<usize>, Cow<'_, str>) {
     match key {
         Key::Known(i) => (Some(i), Cow::Borrowed(KNOWN[i])),
@@ -60,7 +83,8 @@ impl<'a> Fields<'a> {
     /// No fields yet.
     pub(super) fn new() -> Fields<'a> {
         Fields {
-            known: [const { JsonValue::Null }; KNOWN.len()],
+            known: [Slot::Null; KNOWN.len()],
+            escaped: Vec::new(),
             numeric: 0,
             other_numeric: false,
             numbers: heapless::Vec::new(),
@@ -70,6 +94,7 @@ impl<'a> Fields<'a> {
 
     /// Reads the fields of `text` in place: `Ok(None)` for an object,
     /// `Ok(Some(type name))` for other JSON.
+    #[inline]
     pub(super) fn read(&mut self, text: &'a str) -> Result<Option<&'static str>, SyntaxError> {
         json::for_each_member(text, slot_at, |k, v| self.add(k, v))
     }
@@ -81,30 +106,52 @@ impl<'a> Fields<'a> {
         let (slot, name) = slot_of(key);
         match slot {
             Some(i) => {
-                self.known[i] = v;
+                self.known[i] = self.keep(v);
                 self.numeric |= (number as u32) << i;
             }
             None => self.other_numeric |= number,
         }
         if number && !is_common(slot) {
-            if let Err(name) = self.numbers.push(name) {
-                drop(name);
-                self.numbers_overflow = true;
-            }
+            let kept = match name {
+                Cow::Borrowed(name) => self.numbers.push(name).is_ok(),
+                Cow::Owned(_) => false,
+            };
+            self.numbers_overflow |= !kept;
         }
     }
 
-    /// The field `name` (one of the names an event is read from); `None`
-    /// when absent or null.
-    pub(super) fn get(&self, name: &str) -> Field<'_, 'a> {
-        debug_assert!(slot(name).is_some(), "{name} is not a known field");
-        slot(name).and_then(|i| self.at(i))
+    /// A value as its slot keeps it.
+    #[inline]
+    fn keep(&mut self, v: JsonValue<'a>) -> Slot<'a> {
+        match v {
+            JsonValue::Null => Slot::Null,
+            JsonValue::Bool(b) => Slot::Bool(b),
+            JsonValue::Str(Cow::Borrowed(s)) => Slot::Str(s),
+            JsonValue::Str(Cow::Owned(s)) => {
+                self.escaped.push(s);
+                Slot::Escaped(self.escaped.len() - 1)
+            }
+            JsonValue::Num(t) => Slot::Num(t),
+            JsonValue::NonFinite(t) => Slot::NonFinite(t),
+            JsonValue::Object(t) => Slot::Object(t),
+            JsonValue::Array(t) => Slot::Array(t),
+        }
     }
 
-    /// The field in slot `i` of [`KNOWN`]; `None` when absent or null.
+    /// The field in slot `i` of [`KNOWN`]; `None` when absent or null. A
+    /// string with escapes is copied (the event keeps it).
     #[inline]
-    pub(super) fn at(&self, i: usize) -> Field<'_, 'a> {
-        Some(&self.known[i]).filter(|v| !matches!(v, JsonValue::Null))
+    pub(super) fn at(&self, i: usize) -> Field<'a> {
+        Some(match self.known[i] {
+            Slot::Null => return None,
+            Slot::Bool(b) => JsonValue::Bool(b),
+            Slot::Str(s) => JsonValue::Str(Cow::Borrowed(s)),
+            Slot::Escaped(k) => JsonValue::Str(Cow::Owned(self.escaped[k].clone())),
+            Slot::Num(t) => JsonValue::Num(t),
+            Slot::NonFinite(t) => JsonValue::NonFinite(t),
+            Slot::Object(t) => JsonValue::Object(t),
+            Slot::Array(t) => JsonValue::Array(t),
+        })
     }
 
     /// Whether some numeric field may be one a `sensor` event does not
@@ -123,8 +170,8 @@ impl<'a> Fields<'a> {
 
     /// Calls `each` with the name of every numeric field that is not
     /// common to all kinds, in document order, repeats included. `text` is
-    /// the document these fields were read from, read again when there
-    /// were more of them than [`NUMBERS`].
+    /// the document these fields were read from, read again when the kept
+    /// names are not all of them.
     pub(super) fn numbers(&self, text: &str, each: &mut dyn FnMut(&str)) {
         if !self.numbers_overflow {
             self.numbers.iter().for_each(|n| each(n));
@@ -159,10 +206,7 @@ pub(super) fn wrong_type(name: &str, expected: &str, v: &JsonValue<'_>) -> Rejec
 }
 
 /// The sensor kind: the field, else the source's kind; the two must agree.
-pub(super) fn sensor_field(
-    v: Field<'_, '_>,
-    hint: Option<SensorKind>,
-) -> Result<SensorKind, Reject> {
+pub(super) fn sensor_field(v: Field<'_>, hint: Option<SensorKind>) -> Result<SensorKind, Reject> {
     match (v, hint) {
         (None | Some(JsonValue::Null), Some(h)) => Ok(h),
         (None | Some(JsonValue::Null), None) => Err(Reject::new(
@@ -170,7 +214,7 @@ pub(super) fn sensor_field(
             "sensor is required (the source has no sensor kind configured)",
         )),
         (Some(JsonValue::Str(s)), hint) => {
-            let kind = SensorKind::parse(s).ok_or_else(|| {
+            let kind = SensorKind::parse(&s).ok_or_else(|| {
                 Reject::new(
                     RejectReason::UnknownSensor,
                     format!("sensor {s:?} is not one of wearable, pitch, crowd, generic"),
@@ -184,25 +228,17 @@ pub(super) fn sensor_field(
                 _ => Ok(kind),
             }
         }
-        (Some(v), _) => Err(wrong_type("sensor", "a string", v)),
+        (Some(v), _) => Err(wrong_type("sensor", "a string", &v)),
     }
 }
 
 /// A required string field, borrowed from the input when it has no
 /// escapes (an escaped one is copied: the only case that allocates).
-pub(super) fn required_str<'a>(v: Field<'_, 'a>, name: &str) -> Result<Cow<'a, str>, Reject> {
+pub(super) fn required_str<'a>(v: Field<'a>, name: &str) -> Result<Cow<'a, str>, Reject> {
     match v {
         None | Some(JsonValue::Null) => Err(missing(name)),
-        Some(JsonValue::Str(s)) => Ok(reborrow(s)),
-        Some(v) => Err(wrong_type(name, "a string", v)),
-    }
-}
-
-/// A string value as a `Cow` of the input's lifetime.
-pub(super) fn reborrow<'a>(s: &Cow<'a, str>) -> Cow<'a, str> {
-    match s {
-        Cow::Borrowed(b) => Cow::Borrowed(b),
-        Cow::Owned(o) => Cow::Owned(o.clone()),
+        Some(JsonValue::Str(s)) => Ok(s),
+        Some(v) => Err(wrong_type(name, "a string", &v)),
     }
 }
 
@@ -235,32 +271,32 @@ fn parse_int_slow(text: &str, name: &str) -> Result<i64, Reject> {
 }
 
 /// An optional integer field.
-pub(super) fn optional_int(v: Field<'_, '_>, name: &str) -> Result<Option<i64>, Reject> {
+pub(super) fn optional_int(v: Field<'_>, name: &str) -> Result<Option<i64>, Reject> {
     match v {
         None | Some(JsonValue::Null) => Ok(None),
         Some(JsonValue::Num(t)) => parse_int(t, name).map(Some),
-        Some(v) => Err(wrong_type(name, "an integer", v)),
+        Some(v) => Err(wrong_type(name, "an integer", &v)),
     }
 }
 
 /// The event time, from `event_time` or (when that is absent or null) its
 /// alias `event_ts`.
 pub(super) fn event_time(f: &Fields<'_>) -> Result<Micros, Reject> {
-    let field = match f.get("event_time") {
-        Some(JsonValue::Null) | None => f.get("event_ts").map(|v| (v, "event_ts")),
+    let field = match f.at(const { index("event_time") }) {
+        Some(JsonValue::Null) | None => f.at(const { index("event_ts") }).map(|v| (v, "event_ts")),
         Some(v) => Some((v, "event_time")),
     };
     time_value(field)
 }
 
 /// The event time: RFC 3339 text or integer epoch milliseconds.
-fn time_value(v: Option<(&JsonValue<'_>, &str)>) -> Result<Micros, Reject> {
+fn time_value(v: Option<(JsonValue<'_>, &str)>) -> Result<Micros, Reject> {
     let Some((v, name)) = v else {
         return Err(missing("event_time"));
     };
     match v {
         JsonValue::Null => Err(missing("event_time")),
-        JsonValue::Str(s) => parse_rfc3339(s).map_err(|why| {
+        JsonValue::Str(s) => parse_rfc3339(&s).map_err(|why| {
             Reject::new(
                 RejectReason::InvalidTime,
                 format!("{name} {s:?} is not RFC 3339: {why}"),
@@ -280,12 +316,12 @@ fn time_value(v: Option<(&JsonValue<'_>, &str)>) -> Result<Micros, Reject> {
                 )
             })
         }
-        v => Err(wrong_type(name, "RFC 3339 text or epoch milliseconds", v)),
+        v => Err(wrong_type(name, "RFC 3339 text or epoch milliseconds", &v)),
     }
 }
 
 /// An optional metric: a finite number.
-pub(super) fn metric_value(v: Field<'_, '_>, name: &str) -> Result<Option<f64>, Reject> {
+pub(super) fn metric_value(v: Field<'_>, name: &str) -> Result<Option<f64>, Reject> {
     match v {
         None | Some(JsonValue::Null) => Ok(None),
         Some(JsonValue::Num(t)) => {
@@ -300,7 +336,7 @@ pub(super) fn metric_value(v: Field<'_, '_>, name: &str) -> Result<Option<f64>, 
                 ))
             }
         }
-        Some(v) => Err(wrong_type(name, "a number", v)),
+        Some(v) => Err(wrong_type(name, "a number", &v)),
     }
 }
 

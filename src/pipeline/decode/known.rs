@@ -30,6 +30,28 @@ pub(super) const KNOWN: [&str; 21] = [
     "density",
 ];
 
+/// The slot of the known field `name`, worked out at compile time where
+/// it is used as `const { index("…") }` (a name not in [`KNOWN`] does not
+/// compile).
+pub(super) const fn index(name: &str) -> usize {
+    let name = name.as_bytes();
+    let mut i = 0;
+    while i < KNOWN.len() {
+        let k = KNOWN[i].as_bytes();
+        if k.len() == name.len() {
+            let mut j = 0;
+            while j < k.len() && k[j] == name[j] {
+                j += 1;
+            }
+            if j == k.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not a known field")
+}
+
 /// The slots of a kind's metric fields, in the order of
 /// [`SensorKind::metrics`] (`value` for generic events): the decoder reads
 /// them by slot, not by name.
@@ -137,8 +159,15 @@ pub(super) fn slot_at(rest: &[u8]) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{metric_slots, slot, slot_at, KNOWN};
+    use super::{index, metric_slots, slot, slot_at, KNOWN};
     use crate::model::SensorKind;
+
+    #[test]
+    fn index_finds_every_known_name() {
+        for (i, name) in KNOWN.iter().enumerate() {
+            assert_eq!(index(name), i, "{name}");
+        }
+    }
 
     #[test]
     fn metric_slots_hold_each_kinds_metric_fields_in_order() {

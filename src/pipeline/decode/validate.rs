@@ -3,11 +3,10 @@
 //! their configured ranges); the first problem is the [`Reject`].
 
 use super::fields::{
-    event_time, metric_value, missing, optional_int, reborrow, required_str, sensor_field,
-    wrong_type, Fields,
+    event_time, metric_value, missing, optional_int, required_str, sensor_field, wrong_type, Fields,
 };
 use super::json::JsonValue;
-use super::known::metric_slots;
+use super::known::{index, metric_slots};
 use super::{Decoder, EARLIEST_PLAUSIBLE};
 use crate::model::{Event, Identity, Micros, Readings, Reject, RejectReason, SensorKind};
 use crate::util::time::format_rfc3339;
@@ -20,19 +19,20 @@ impl Decoder {
         hint: Option<SensorKind>,
         clock: Micros,
     ) -> Result<Event<'a>, Reject> {
-        let sensor = sensor_field(fields.get("sensor"), hint)?;
-        let device_id = required_str(fields.get("device_id"), "device_id")?;
+        let sensor = sensor_field(fields.at(const { index("sensor") }), hint)?;
+        let device_id = required_str(fields.at(const { index("device_id") }), "device_id")?;
         check_id(&device_id, "device_id")?;
         let event_time = event_time(fields)?;
         self.check_plausible(event_time, clock)?;
-        let match_id = optional_int(fields.get("match_id"), "match_id")?.unwrap_or(0);
+        let match_id =
+            optional_int(fields.at(const { index("match_id") }), "match_id")?.unwrap_or(0);
         if match_id < 0 {
             return Err(Reject::new(
                 RejectReason::OutOfRange,
                 format!("match_id {match_id} must be >= 0"),
             ));
         }
-        let event_id = optional_int(fields.get("event_id"), "event_id")?;
+        let event_id = optional_int(fields.at(const { index("event_id") }), "event_id")?;
         let identity = identity(sensor, fields)?;
         let values = self.values(sensor, &identity, fields)?;
         Ok(Event {
@@ -141,15 +141,15 @@ impl Decoder {
 fn identity<'a>(sensor: SensorKind, fields: &Fields<'a>) -> Result<Identity<'a>, Reject> {
     Ok(match sensor {
         SensorKind::Wearable => {
-            let player_id = optional_int(fields.get("player_id"), "player_id")?
+            let player_id = optional_int(fields.at(const { index("player_id") }), "player_id")?
                 .ok_or_else(|| missing("player_id"))?;
-            let player_name = match fields.get("player_name") {
+            let player_name = match fields.at(const { index("player_name") }) {
                 None | Some(JsonValue::Null) => None,
                 Some(JsonValue::Str(s)) => {
-                    check_player_name(s)?;
-                    Some(reborrow(s))
+                    check_player_name(&s)?;
+                    Some(s)
                 }
-                Some(v) => return Err(wrong_type("player_name", "a string", v)),
+                Some(v) => return Err(wrong_type("player_name", "a string", &v)),
             };
             Identity::Wearable {
                 player_id,
@@ -157,15 +157,15 @@ fn identity<'a>(sensor: SensorKind, fields: &Fields<'a>) -> Result<Identity<'a>,
             }
         }
         SensorKind::Pitch => Identity::Pitch {
-            delivery_id: optional_int(fields.get("delivery_id"), "delivery_id")?,
+            delivery_id: optional_int(fields.at(const { index("delivery_id") }), "delivery_id")?,
         },
         SensorKind::Crowd => {
-            let zone_id = required_str(fields.get("zone_id"), "zone_id")?;
+            let zone_id = required_str(fields.at(const { index("zone_id") }), "zone_id")?;
             check_id(&zone_id, "zone_id")?;
             Identity::Crowd { zone_id }
         }
         SensorKind::Generic => {
-            let metric = required_str(fields.get("metric"), "metric")?;
+            let metric = required_str(fields.at(const { index("metric") }), "metric")?;
             check_metric_name(&metric)?;
             Identity::Generic { metric }
         }

@@ -21,6 +21,7 @@ pub enum Key<'a> {
 /// starts with a key the caller knows and that key's closing quote, it
 /// gives (index, bytes up to and including the quote) and the key is
 /// handed over as [`Key::Known`] without being scanned as a string.
+#[inline]
 pub fn for_each_member<'a>(
     s: &'a str,
     known: impl Fn(&[u8]) -> Option<(usize, usize)>,
