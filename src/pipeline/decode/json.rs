@@ -24,7 +24,13 @@ use std::borrow::Cow;
 pub const MAX_DEPTH: usize = crate::util::json_pointer::MAX_DEPTH;
 
 /// A top-level field value.
+///
+/// `repr(u8)` gives it a plain tag byte: without it the tag hides in the
+/// unused capacities of the `Cow`'s `String` (24 bytes instead of 32), and
+/// every `match` on a value decodes that niche, which cost the decoder 180
+/// instructions a line (callgrind, venue mix).
 #[derive(Debug, Clone, PartialEq)]
+#[repr(u8)]
 pub enum JsonValue<'a> {
     /// `null`.
     Null,
