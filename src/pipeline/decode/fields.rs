@@ -2,9 +2,8 @@
 //! JSON), and extraction: a field's JSON value as the type the event
 //! needs, or a [`Reject`] naming the field and what was wrong with it.
 
-use super::json::{self, JsonValue, Key, SyntaxError};
+use super::json::{self, JsonValue, Key, Number, SyntaxError};
 use super::known::{index, slot, slot_at, KNOWN};
-use super::numbers;
 use crate::model::{Micros, Reject, RejectReason, SensorKind};
 use crate::util::time::{millis_to_micros, parse_rfc3339};
 use std::borrow::Cow;
@@ -29,7 +28,7 @@ enum Slot<'a> {
     Str(&'a str),
     /// A string with escapes: its index in [`Fields::escaped`].
     Escaped(usize),
-    Num(&'a str),
+    Num(Number<'a>),
     NonFinite(&'a str),
     Object(&'a str),
     Array(&'a str),
@@ -242,13 +241,13 @@ pub(super) fn required_str<'a>(v: Field<'a>, name: &str) -> Result<Cow<'a, str>,
     }
 }
 
-/// An integer literal (no fraction or exponent). The short plain integer
-/// every event has is read inline; the rest is [`parse_int_slow`].
+/// An integer literal (no fraction or exponent). The plain integer every
+/// event has was read with the number; the rest is [`parse_int_slow`].
 #[inline]
-fn parse_int(text: &str, name: &str) -> Result<i64, Reject> {
-    match numbers::int(text) {
+fn parse_int(n: Number<'_>, name: &str) -> Result<i64, Reject> {
+    match n.int() {
         Some(v) => Ok(v),
-        None => parse_int_slow(text, name),
+        None => parse_int_slow(n.text(), name),
     }
 }
 
@@ -326,7 +325,9 @@ pub(super) fn metric_value(v: Field<'_>, name: &str) -> Result<Option<f64>, Reje
         None | Some(JsonValue::Null) => Ok(None),
         Some(JsonValue::Num(t)) => {
             // The grammar is already checked, so parse only fails on nothing.
-            let x: f64 = numbers::float(t).unwrap_or_else(|| t.parse().unwrap_or(f64::INFINITY));
+            let x: f64 = t
+                .float()
+                .unwrap_or_else(|| t.text().parse().unwrap_or(f64::INFINITY));
             if x.is_finite() {
                 Ok(Some(x))
             } else {
@@ -342,7 +343,11 @@ pub(super) fn metric_value(v: Field<'_>, name: &str) -> Result<Option<f64>, Reje
 
 #[cfg(test)]
 mod tests {
-    use super::{Fields, JsonValue, Key, KNOWN, NUMBERS};
+    use super::{Fields, JsonValue, Key, Number, KNOWN, NUMBERS};
+
+    fn num(t: &str) -> Number<'_> {
+        Number::parse(t).expect("a JSON number")
+    }
 
     #[test]
     fn the_slots_each_kind_owns_are_its_known_fields() {
@@ -356,14 +361,14 @@ mod tests {
         };
         for kind in SensorKind::ALL {
             for (i, name) in KNOWN.iter().enumerate() {
-                let f = one(name, JsonValue::Num("1"));
+                let f = one(name, JsonValue::Num(num("1")));
                 assert_eq!(
                     f.may_have_unknown_numbers(kind),
                     !is_known_field(kind, name),
                     "{kind} {name} (slot {i})"
                 );
             }
-            assert!(one("accel", JsonValue::Num("1")).may_have_unknown_numbers(kind));
+            assert!(one("accel", JsonValue::Num(num("1"))).may_have_unknown_numbers(kind));
             let text = one("accel", JsonValue::Str("x".into()));
             assert!(!text.may_have_unknown_numbers(kind));
         }

@@ -11,10 +11,12 @@
 
 mod escape;
 mod members;
+mod number;
 pub mod pointer;
 mod scan;
 
 pub use members::{for_each_member, Key};
+pub use number::Number;
 pub use pointer::Pointer;
 use scan::Run;
 
@@ -38,8 +40,9 @@ pub enum JsonValue<'a> {
     Bool(bool),
     /// A string, unescaped.
     Str(Cow<'a, str>),
-    /// A number, as its JSON text (grammar already checked).
-    Num(&'a str),
+    /// A number: its JSON text (grammar already checked) and, when plain,
+    /// its value read in the same pass.
+    Num(Number<'a>),
     /// `NaN`, `Infinity` or `-Infinity`.
     NonFinite(&'a str),
     /// An object: its raw text from `{` to `}`, already checked.
@@ -221,44 +224,6 @@ impl<'a> Reader<'a> {
         } else {
             Err(self.err("a JSON value"))
         }
-    }
-
-    fn digits(&mut self) -> usize {
-        let start = self.i;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.i += 1;
-        }
-        self.i - start
-    }
-
-    fn number(&mut self) -> R<JsonValue<'a>> {
-        let start = self.i;
-        if self.peek() == Some(b'-') {
-            self.i += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.i += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return Err(self.err("a digit")),
-        }
-        if self.peek() == Some(b'.') {
-            self.i += 1;
-            if self.digits() == 0 {
-                return Err(self.err("a digit after '.'"));
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.i += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.i += 1;
-            }
-            if self.digits() == 0 {
-                return Err(self.err("a digit in the exponent"));
-            }
-        }
-        Ok(JsonValue::Num(&self.s[start..self.i]))
     }
 
     fn skip_container(&mut self, close: u8, depth: usize) -> R<()> {

@@ -13,7 +13,6 @@ pub mod formats;
 pub mod json;
 mod known;
 pub mod map;
-mod numbers;
 pub mod render;
 pub mod unknown;
 mod validate;

@@ -48,7 +48,7 @@ impl<'a> From<JsonValue<'a>> for Value<'a> {
             JsonValue::Null => Value::Null,
             JsonValue::Bool(b) => Value::Bool(b),
             JsonValue::Str(s) => Value::Text(s),
-            JsonValue::Num(t) => Value::NumText(t),
+            JsonValue::Num(t) => Value::NumText(t.text()),
             JsonValue::NonFinite(t) => Value::NonFinite(t),
             v @ (JsonValue::Object(_) | JsonValue::Array(_)) => Value::Nested(v.type_name()),
         }

@@ -1,4 +1,4 @@
-use super::super::{parse_root, Root, MAX_DEPTH};
+use super::super::{parse_root, Number, Root, MAX_DEPTH};
 use super::*;
 use proptest::prelude::*;
 use std::borrow::Cow;
@@ -10,7 +10,7 @@ fn at<'a>(doc: &'a str, pointer: &str) -> Option<JsonValue<'a>> {
 }
 
 fn num(t: &str) -> Option<JsonValue<'_>> {
-    Some(JsonValue::Num(t))
+    Some(JsonValue::Num(Number::parse(t)?))
 }
 
 fn text(s: &str) -> Option<JsonValue<'_>> {
@@ -272,7 +272,7 @@ fn same(found: &JsonValue<'_>, expected: &Node, sp: &str) -> bool {
     let mut text = String::new();
     render(expected, sp, &mut text);
     match (found, expected) {
-        (JsonValue::Num(t), Node::Num(x)) => *t == x.to_string(),
+        (JsonValue::Num(t), Node::Num(x)) => t.text() == x.to_string(),
         (JsonValue::Str(s), Node::Text(t)) => s == t,
         (JsonValue::Bool(a), Node::Bool(b)) => a == b,
         (JsonValue::Null, Node::Null) => true,
