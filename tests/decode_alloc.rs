@@ -53,8 +53,14 @@ fn resolving_nested_pointers_allocates_nothing() {
         found.push(missing.resolve(&root));
     });
     assert_eq!(n, 0, "resolving allocated");
-    assert_eq!(found[0], Ok(Some(JsonValue::Num(Number::parse("151").unwrap()))));
-    assert_eq!(found[1], Ok(Some(JsonValue::Num(Number::parse("1.5").unwrap()))));
+    assert_eq!(
+        found[0],
+        Ok(Some(JsonValue::Num(Number::parse("151").unwrap())))
+    );
+    assert_eq!(
+        found[1],
+        Ok(Some(JsonValue::Num(Number::parse("1.5").unwrap())))
+    );
     assert_eq!(found[2], Ok(None));
     // The counter does see the one case that must copy: an escaped string found.
     let note = Pointer::parse("/hr/src").unwrap();

@@ -101,22 +101,37 @@ impl<'a> Fields<'a> {
     /// One field, in document order.
     #[inline]
     pub(super) fn add(&mut self, key: Key<'a>, v: JsonValue<'a>) {
-        let number = is_number(&v);
-        let (slot, name) = slot_of(key);
-        match slot {
-            Some(i) => {
-                self.known[i] = self.keep(v);
-                self.numeric |= (number as u32) << i;
-            }
-            None => self.other_numeric |= number,
+        let i = match key {
+            Key::Known(i) => i,
+            Key::Name(name) => match slot(&name) {
+                Some(i) => i,
+                None => return self.add_other(name, v),
+            },
+        };
+        let slot = self.keep(v);
+        let number = matches!(slot, Slot::Num(_) | Slot::NonFinite(_));
+        self.known[i] = slot;
+        self.numeric |= (number as u32) << i;
+        if number && COMMON & 1 << i == 0 {
+            self.note_number(Cow::Borrowed(KNOWN[i]));
         }
-        if number && !is_common(slot) {
-            let kept = match name {
-                Cow::Borrowed(name) => self.numbers.push(name).is_ok(),
-                Cow::Owned(_) => false,
-            };
-            self.numbers_overflow |= !kept;
+    }
+
+    /// A field whose name is not in [`KNOWN`]: only counted when numeric.
+    fn add_other(&mut self, name: Cow<'a, str>, v: JsonValue<'a>) {
+        if is_number(&v) {
+            self.other_numeric = true;
+            self.note_number(name);
         }
+    }
+
+    /// The name of a numeric field that is not common to every kind.
+    fn note_number(&mut self, name: Cow<'a, str>) {
+        let kept = match name {
+            Cow::Borrowed(name) => self.numbers.push(name).is_ok(),
+            Cow::Owned(_) => false,
+        };
+        self.numbers_overflow |= !kept;
     }
 
     /// A value as its slot keeps it.

@@ -99,10 +99,18 @@ impl<'a> Reader<'a> {
     /// counts them and drops a value of more than [`MAX_DIGITS`]).
     #[inline]
     fn digits_onto(&mut self, mut m: u64) -> u64 {
-        while let Some(c @ b'0'..=b'9') = self.peek() {
-            m = m.wrapping_mul(10).wrapping_add((c - b'0') as u64);
-            self.i += 1;
+        let mut i = self.i;
+        // One compare a byte: below '0' wraps to more than 9.
+        while let Some(d) = self
+            .b
+            .get(i)
+            .map(|c| c.wrapping_sub(b'0'))
+            .filter(|&d| d <= 9)
+        {
+            m = m.wrapping_mul(10).wrapping_add(d as u64);
+            i += 1;
         }
+        self.i = i;
         m
     }
 
