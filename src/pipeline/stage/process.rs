@@ -114,7 +114,8 @@ impl Pipeline {
                 }
                 self.reject_input(source, r.reason, &r.detail, payload, received_at);
             }
-            Decoded::Event(e) => self.accept_counted(&e, received_at, clock),
+            // By reference: moving the event out of `d` would copy it.
+            Decoded::Event(ref e) => self.accept_counted(e, received_at, clock),
             Decoded::Events(events) => {
                 for e in &events {
                     self.accept_counted(e, received_at, clock);
