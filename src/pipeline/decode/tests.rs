@@ -324,6 +324,18 @@ fn an_untrusted_clock_suspends_max_future_but_not_the_2020_floor() {
     ));
 }
 
+/// `n` lines of the venue mix (`bench --mix venue`), without their newlines.
+fn venue_lines(n: usize) -> Vec<String> {
+    let mut mix = crate::commands::bench::venue::VenueMix::new(50, 3);
+    (0..n)
+        .map(|_| {
+            let mut s = String::new();
+            mix.line(&mut s);
+            s.trim_end().to_string()
+        })
+        .collect()
+}
+
 /// A key spelled with an escape takes the string reader's path, not the
 /// known-key table's: the two must decode every line alike, unknown
 /// numeric fields included.
@@ -349,14 +361,7 @@ fn keys_spelled_with_escapes_decode_as_the_plain_keys_do() {
         }
         out
     };
-    let mut mix = crate::commands::bench::venue::VenueMix::new(50, 3);
-    let mut lines: Vec<String> = (0..400)
-        .map(|_| {
-            let mut s = String::new();
-            mix.line(&mut s);
-            s.trim_end().to_string()
-        })
-        .collect();
+    let mut lines = venue_lines(400);
     lines.push(format!(
         r#"{{{W},"heart_rate":80,"accel":1.5,"decibels":3,"accel":2}}"#
     ));
@@ -393,14 +398,7 @@ fn string_values_spelled_with_escapes_decode_as_the_plain_ones_do() {
         }
         out
     };
-    let mut mix = crate::commands::bench::venue::VenueMix::new(50, 3);
-    let mut lines: Vec<String> = (0..400)
-        .map(|_| {
-            let mut s = String::new();
-            mix.line(&mut s);
-            s.trim_end().to_string()
-        })
-        .collect();
+    let mut lines = venue_lines(400);
     lines.push(format!(r#"{{{W},"heart_rate":80,"player_name":"Zoë"}}"#));
     lines.push(
         r#"{"sensor":"crowd","device_id":"m","event_time":1,"zone_id":"a b","decibels":3}"#.into(),
