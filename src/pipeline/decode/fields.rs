@@ -3,7 +3,7 @@
 //! needs, or a [`Reject`] naming the field and what was wrong with it.
 
 use super::json::{self, JsonValue, Key, Number, SyntaxError};
-use super::known::{index, slot, slot_at, KNOWN};
+use super::known::{index, own_slots, slot, slot_at, KNOWN};
 use crate::model::{Micros, Reject, RejectReason, SensorKind};
 use crate::util::time::{millis_to_micros, parse_rfc3339};
 use std::borrow::Cow;
@@ -60,7 +60,7 @@ pub(super) struct Fields<'a> {
 const COMMON: u32 = 0b11_1111;
 
 /// A member's slot (`None` for a name not in [`KNOWN`]) and its name.
-#[inline(always)]
+#[inline]
 fn slot_of(key: Key<'_>) -> (Option<usize>, Cow<'_, str>) {
     match key {
         Key::Known(i) => (Some(i), Cow::Borrowed(KNOWN[i])),
@@ -172,13 +172,13 @@ impl<'a> Fields<'a> {
     /// know (see [`super::unknown`]); `false` means surely none, so the
     /// fields need not be looked at again.
     pub(super) fn may_have_unknown_numbers(&self, sensor: SensorKind) -> bool {
-        let own: &[usize] = match sensor {
-            SensorKind::Wearable => &[6, 7, 12, 13, 14],
-            SensorKind::Pitch => &[8, 15, 16, 17, 18],
-            SensorKind::Crowd => &[9, 19, 20],
-            SensorKind::Generic => &[10, 11],
+        let own = match sensor {
+            SensorKind::Wearable => const { own_slots(SensorKind::Wearable) },
+            SensorKind::Pitch => const { own_slots(SensorKind::Pitch) },
+            SensorKind::Crowd => const { own_slots(SensorKind::Crowd) },
+            SensorKind::Generic => const { own_slots(SensorKind::Generic) },
         };
-        let known = own.iter().fold(COMMON, |m, &i| m | 1 << i);
+        let known = COMMON | own;
         self.other_numeric || self.numeric & !known != 0
     }
 

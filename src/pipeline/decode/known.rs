@@ -55,13 +55,37 @@ pub(super) const fn index(name: &str) -> usize {
 /// The slots of a kind's metric fields, in the order of
 /// [`SensorKind::metrics`] (`value` for generic events): the decoder reads
 /// them by slot, not by name.
-pub(super) fn metric_slots(sensor: SensorKind) -> &'static [usize] {
+pub(super) const fn metric_slots(sensor: SensorKind) -> &'static [usize] {
     match sensor {
         SensorKind::Wearable => &[12, 13, 14],
         SensorKind::Pitch => &[15, 16, 17, 18],
         SensorKind::Crowd => &[19, 20],
         SensorKind::Generic => &[11],
     }
+}
+
+/// The slots a kind's events are read from besides the common ones (its
+/// identity and metric fields), as a bit mask: worked out at compile time.
+pub(super) const fn own_slots(sensor: SensorKind) -> u32 {
+    let identity: &[usize] = match sensor {
+        SensorKind::Wearable => &[index("player_id"), index("player_name")],
+        SensorKind::Pitch => &[index("delivery_id")],
+        SensorKind::Crowd => &[index("zone_id")],
+        SensorKind::Generic => &[index("metric")],
+    };
+    let metrics = metric_slots(sensor);
+    let mut mask = 0;
+    let mut k = 0;
+    while k < identity.len() {
+        mask |= 1 << identity[k];
+        k += 1;
+    }
+    k = 0;
+    while k < metrics.len() {
+        mask |= 1 << metrics[k];
+        k += 1;
+    }
+    mask
 }
 
 /// The index of a known field name in [`KNOWN`]. Length, first and last
