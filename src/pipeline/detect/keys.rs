@@ -4,8 +4,77 @@
 use super::stats::ShiftedSums;
 use super::{Detector, Slot, NIL};
 use crate::model::Micros;
+use crate::util::hash::FxBuild;
+use std::hash::BuildHasher;
+
+/// The longest key kept inside its slot: the sensor byte, a device id and a
+/// metric name of at most 64 bytes each (SPEC §1) and the 0 between them.
+const INLINE: usize = 130;
+
+/// A key's bytes (sensor, device id, 0, metric): inside the slot when they
+/// fit, as every key the decoder accepts does; longer ones (a hand-made
+/// checkpoint, a caller other than the pipeline) on the heap.
+#[derive(Debug, Clone)]
+pub(super) enum KeyBytes {
+    /// The first `len` bytes of `bytes`.
+    Inline { len: u8, bytes: [u8; INLINE] },
+    /// Longer than [`INLINE`].
+    Heap(Box<[u8]>),
+}
+
+impl KeyBytes {
+    /// No key (a free slot).
+    pub(super) const EMPTY: KeyBytes = KeyBytes::Inline {
+        len: 0,
+        bytes: [0; INLINE],
+    };
+
+    fn new(key: &[u8]) -> KeyBytes {
+        if key.len() > INLINE {
+            return KeyBytes::Heap(key.into());
+        }
+        let mut bytes = [0; INLINE];
+        bytes[..key.len()].copy_from_slice(key);
+        KeyBytes::Inline {
+            len: key.len() as u8,
+            bytes,
+        }
+    }
+
+    /// The bytes.
+    #[inline]
+    pub(super) fn as_slice(&self) -> &[u8] {
+        match self {
+            KeyBytes::Inline { len, bytes } => &bytes[..*len as usize],
+            KeyBytes::Heap(b) => b,
+        }
+    }
+
+    /// Bytes held on the heap (0 for a key inside its slot).
+    pub(super) fn heap_len(&self) -> usize {
+        match self {
+            KeyBytes::Inline { .. } => 0,
+            KeyBytes::Heap(b) => b.len(),
+        }
+    }
+}
+
+/// The table's hash of a key.
+#[inline]
+fn hash(key: &[u8]) -> u64 {
+    FxBuild::default().hash_one(key)
+}
 
 impl Detector {
+    /// The slot of the key in `scratch`, if it is live.
+    #[inline]
+    pub(super) fn find_key(&self) -> Option<u32> {
+        let (key, slots) = (self.scratch.as_slice(), &self.slots);
+        self.map
+            .find(hash(key), |&id| slots[id as usize].key.as_slice() == key)
+            .copied()
+    }
+
     /// Empties a slot's window; the key keeps the slot.
     pub(super) fn clear_slot(&mut self, id: u32) {
         let s = &mut self.slots[id as usize];
@@ -21,15 +90,15 @@ impl Detector {
         if self.map.len() >= self.p.max_keys {
             self.make_room();
         }
-        let key: Box<[u8]> = self.scratch.as_slice().into();
+        let key = KeyBytes::new(&self.scratch);
         let id = match self.free.pop() {
             Some(id) => {
-                self.slots[id as usize].key = key.clone();
+                self.slots[id as usize].key = key;
                 id
             }
             None => {
                 self.slots.push(Slot {
-                    key: key.clone(),
+                    key,
                     head: 0,
                     len: 0,
                     sums: ShiftedSums::default(),
@@ -42,7 +111,10 @@ impl Detector {
             }
         };
         self.clear_slot(id);
-        self.map.insert(key, id);
+        let slots = &self.slots;
+        self.map.insert_unique(hash(&self.scratch), id, |&i| {
+            hash(slots[i as usize].key.as_slice())
+        });
         self.link_front(id);
         id
     }
@@ -50,8 +122,10 @@ impl Detector {
     /// Forgets a key and frees its slot.
     pub(super) fn remove_key(&mut self, id: u32) {
         self.unlink(id);
-        let key = std::mem::take(&mut self.slots[id as usize].key);
-        self.map.remove(&key);
+        let key = std::mem::replace(&mut self.slots[id as usize].key, KeyBytes::EMPTY);
+        if let Ok(entry) = self.map.find_entry(hash(key.as_slice()), |&i| i == id) {
+            entry.remove();
+        }
         self.times.clear(id);
         self.free.push(id);
     }

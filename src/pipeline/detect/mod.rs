@@ -9,6 +9,13 @@
 //! appear, plus a slab of per-key headers linked into an LRU list. Memory is
 //! set by `max_keys` and `window`, never by how many distinct keys pass through.
 //!
+//! A reading touches as few cache lines as it can: with thousands of keys
+//! the state is larger than the CPU's caches, and each line that is not there
+//! costs more than the reading's arithmetic. The key table holds slot numbers
+//! only (4 bytes a key, small enough to stay cached) and a key's bytes live
+//! inside its slot, so finding a key reads the slot it needs next anyway, then
+//! one line of `values` and one of `times`.
+//!
 //! Here: the types and a reading's way through (duplicate check, z-score,
 //! append). `keys`: the key map, slots and LRU list. `evict`: idle expiry
 //! and eviction. `snapshot`: the checkpoint. `stats`: the running sums.
@@ -21,7 +28,7 @@ pub mod stats;
 mod times;
 
 use crate::model::{Micros, SensorKind};
-use crate::util::hash::FxHashMap;
+use keys::KeyBytes;
 use stats::{Baseline, ShiftedSums};
 use times::Times;
 
@@ -75,9 +82,11 @@ pub struct DetectorCounters {
     pub recomputes: u64,
 }
 
+/// A key's header. `repr(C)` keeps what every reading uses in its first 64
+/// bytes, the key's bytes after them.
 #[derive(Debug)]
+#[repr(C)]
 struct Slot {
-    key: Box<[u8]>,
     head: u32,
     len: u32,
     sums: ShiftedSums,
@@ -85,13 +94,15 @@ struct Slot {
     max_t: Micros,
     prev: u32,
     next: u32,
+    key: KeyBytes,
 }
 
 /// The detector's whole state.
 #[derive(Debug)]
 pub struct Detector {
     p: DetectorParams,
-    map: FxHashMap<Box<[u8]>, u32>,
+    /// Slot numbers, found by the hash of their slot's key bytes.
+    map: hashbrown::HashTable<u32>,
     slots: Vec<Slot>,
     free: Vec<u32>,
     values: Vec<f64>,
@@ -111,7 +122,7 @@ impl Detector {
         let cells = p.max_keys * p.window;
         Detector {
             p,
-            map: FxHashMap::with_capacity_and_hasher(p.max_keys, Default::default()),
+            map: hashbrown::HashTable::with_capacity(p.max_keys),
             slots: Vec::with_capacity(p.max_keys.min(1 << 20)),
             free: Vec::new(),
             // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
@@ -152,12 +163,17 @@ impl Detector {
     }
 
     /// Bytes of state for the live keys: their windows (12 bytes a reading
-    /// slot, 16 for a key whose times are kept whole), headers and key bytes.
+    /// slot, 16 for a key whose times are kept whole), headers with their key
+    /// bytes, and table entries.
     pub fn state_bytes(&self) -> usize {
-        let per_key = self.p.window * 12 + std::mem::size_of::<Slot>() + 16 + 8 + 16;
+        let per_key = self.p.window * 12 + std::mem::size_of::<Slot>() + 4 + 1;
         self.map.len() * per_key
             + self.times.whole_keys() * self.p.window * 4
-            + self.map.keys().map(|k| k.len()).sum::<usize>()
+            + self
+                .map
+                .iter()
+                .map(|&id| self.slots[id as usize].key.heap_len())
+                .sum::<usize>()
     }
 
     /// Processes one reading: duplicate check, z-score against the current
@@ -175,8 +191,8 @@ impl Detector {
         self.scratch.extend_from_slice(device_id.as_bytes());
         self.scratch.push(0);
         self.scratch.extend_from_slice(metric.as_bytes());
-        let id = match self.map.get(self.scratch.as_slice()) {
-            Some(&id) => {
+        let id = match self.find_key() {
+            Some(id) => {
                 if self.idle(self.slots[id as usize].last_t) {
                     self.counters.expired += 1;
                     self.clear_slot(id);

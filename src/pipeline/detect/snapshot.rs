@@ -18,7 +18,7 @@ impl Detector {
         let mut id = self.lru_tail;
         while id != NIL {
             let s = &self.slots[id as usize];
-            e.bytes(&s.key);
+            e.bytes(s.key.as_slice());
             e.u32(s.len);
             let base = id as usize * w;
             for k in 0..s.len as usize {
@@ -63,8 +63,8 @@ impl Detector {
             };
             self.scratch.clear();
             self.scratch.extend_from_slice(key);
-            let id = match self.map.get(self.scratch.as_slice()) {
-                Some(&id) => id,
+            let id = match self.find_key() {
+                Some(id) => id,
                 None => self.insert_key(),
             };
             let keep = &vals[len.saturating_sub(w)..];

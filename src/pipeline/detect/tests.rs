@@ -140,8 +140,11 @@ proptest! {
         for (i, k) in keys.iter().enumerate() {
             let t = i as i64;
             d.advance(t);
-            d.observe(SensorKind::Pitch, &format!("d{k}"), "ball_speed", t, 1.0);
+            // Ids from 2 to 200 bytes: keys inside their slot and on the heap.
+            let dev = format!("d{k}{}", "x".repeat(*k as usize % 200));
+            d.observe(SensorKind::Pitch, &dev, "ball_speed", t, 1.0);
             prop_assert!(d.keys() <= max_keys);
+            prop_assert_eq!(d.find_key(), Some(d.lru_head), "the key just seen is live");
         }
     }
 }
@@ -335,5 +338,56 @@ fn a_key_with_a_wrong_clock_keeps_exact_times_through_a_checkpoint() {
                 Observation::Duplicate { stored: i as f64 }
             );
         }
+    }
+}
+
+#[test]
+fn keys_too_long_for_their_slot_behave_as_the_others() {
+    use crate::util::codec::{Dec, Enc};
+    // A key is the sensor byte, the id, a 0 and the metric: an id of 118
+    // bytes with "heart_rate" is the longest kept inside the slot (130).
+    let inside = "i".repeat(118);
+    let heap = "h".repeat(119);
+    let mut d = Detector::new(params(10, 2));
+    for t in 0..12 {
+        feed(&mut d, &inside, t, t as f64);
+        feed(&mut d, &heap, t, t as f64);
+    }
+    assert_eq!(d.keys(), 2);
+    let mut short = Detector::new(params(10, 2));
+    feed(&mut short, "a", 0, 0.0);
+    feed(&mut short, "b", 0, 0.0);
+    assert_eq!(
+        d.state_bytes(),
+        short.state_bytes() + 131,
+        "the heap key's bytes"
+    );
+    let mut e = Enc::default();
+    d.save(&mut e);
+    let mut back = Detector::new(params(10, 2));
+    back.load(&mut Dec::new(&e.0)).unwrap();
+    for det in [&mut d, &mut back] {
+        for dev in [&inside, &heap] {
+            assert_eq!(
+                feed(det, dev, 11, -1.0),
+                Observation::Duplicate { stored: 11.0 }
+            );
+            assert_eq!(
+                feed(det, dev, 2, -1.0),
+                Observation::Duplicate { stored: 2.0 }
+            );
+        }
+        // A third key evicts the least recently appended one (`inside`).
+        feed(det, "third", 20, 1.0);
+        assert_eq!(det.counters().evictions, 1);
+        assert_eq!(
+            feed(det, &heap, 11, -1.0),
+            Observation::Duplicate { stored: 11.0 }
+        );
+        assert_eq!(
+            feed(det, &inside, 11, 5.0),
+            Observation::Normal,
+            "forgotten"
+        );
     }
 }
