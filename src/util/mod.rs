@@ -7,6 +7,7 @@ pub mod bounded;
 pub mod clock;
 pub mod codec;
 pub mod hash;
+pub mod inline;
 pub mod intern;
 pub mod json_pointer;
 pub mod log_limit;

@@ -5,59 +5,14 @@ use super::stats::ShiftedSums;
 use super::{Detector, Slot, NIL};
 use crate::model::Micros;
 use crate::util::hash::FxBuild;
+use crate::util::inline::InlineBytes;
 use std::hash::BuildHasher;
 
 /// The longest key kept inside its slot: the sensor byte, a device id and a
 /// metric name of at most 64 bytes each (SPEC §1) and the 0 between them.
-const INLINE: usize = 130;
-
-/// A key's bytes (sensor, device id, 0, metric): inside the slot when they
-/// fit, as every key the decoder accepts does; longer ones (a hand-made
-/// checkpoint, a caller other than the pipeline) on the heap.
-#[derive(Debug, Clone)]
-pub(super) enum KeyBytes {
-    /// The first `len` bytes of `bytes`.
-    Inline { len: u8, bytes: [u8; INLINE] },
-    /// Longer than [`INLINE`].
-    Heap(Box<[u8]>),
-}
-
-impl KeyBytes {
-    /// No key (a free slot).
-    pub(super) const EMPTY: KeyBytes = KeyBytes::Inline {
-        len: 0,
-        bytes: [0; INLINE],
-    };
-
-    fn new(key: &[u8]) -> KeyBytes {
-        if key.len() > INLINE {
-            return KeyBytes::Heap(key.into());
-        }
-        let mut bytes = [0; INLINE];
-        bytes[..key.len()].copy_from_slice(key);
-        KeyBytes::Inline {
-            len: key.len() as u8,
-            bytes,
-        }
-    }
-
-    /// The bytes.
-    #[inline]
-    pub(super) fn as_slice(&self) -> &[u8] {
-        match self {
-            KeyBytes::Inline { len, bytes } => &bytes[..*len as usize],
-            KeyBytes::Heap(b) => b,
-        }
-    }
-
-    /// Bytes held on the heap (0 for a key inside its slot).
-    pub(super) fn heap_len(&self) -> usize {
-        match self {
-            KeyBytes::Inline { .. } => 0,
-            KeyBytes::Heap(b) => b.len(),
-        }
-    }
-}
+/// Longer ones (a hand-made checkpoint, a caller other than the pipeline) go
+/// to the heap.
+pub(super) type KeyBytes = InlineBytes<130>;
 
 /// The table's hash of a key.
 #[inline]

@@ -27,7 +27,7 @@ mod status;
 
 use crate::model::{Identity, Micros, SensorKind};
 use crate::pipeline::console_rows::{DeviceEventKind, DeviceEventRecord};
-use crate::util::hash::FxHashMap;
+use crate::util::inline::InlineStr;
 use crate::util::log_limit::LogLimiter;
 use slab::{List, Which, NIL};
 pub use status::DeviceStatus;
@@ -61,15 +61,20 @@ pub struct HealthCounters {
     pub evictions: u64,
 }
 
+/// Bytes of an id or name kept inside the device's slot; longer ones are on
+/// the heap. Ids, names and zones are compared on every input, and with
+/// thousands of devices a string behind a pointer is a cache miss of its own.
+const INLINE: usize = 38;
+
 /// One device as last heard from.
 #[derive(Debug)]
 struct Device {
     sensor: SensorKind,
     /// Empty in a free slot.
-    device_id: Box<str>,
+    device_id: InlineStr<INLINE>,
     player_id: Option<i64>,
-    player_name: Option<Box<str>>,
-    zone_id: Option<Box<str>>,
+    player_name: Option<InlineStr<INLINE>>,
+    zone_id: Option<InlineStr<INLINE>>,
     /// Arrival time of its latest input.
     last_seen: Micros,
     silent: bool,
@@ -84,8 +89,8 @@ struct Device {
 #[derive(Debug)]
 pub struct DeviceHealth {
     p: HealthParams,
-    /// Device id → slot, one map per sensor kind.
-    maps: [FxHashMap<Box<str>, u32>; 4],
+    /// Slots by the hash of their device id, one table per sensor kind.
+    maps: [hashbrown::HashTable<u32>; 4],
     slots: Vec<Device>,
     free: Vec<u32>,
     live: List,
@@ -132,8 +137,8 @@ impl DeviceHealth {
         received_at: Micros,
         readings: &[(u8, f64)],
     ) -> Option<DeviceEventRecord> {
-        let id = match self.maps[sensor.index()].get(device_id) {
-            Some(&id) => id,
+        let id = match self.find(sensor, device_id) {
+            Some(id) => id,
             None => self.insert(sensor, device_id, received_at),
         };
         let d = &mut self.slots[id as usize];
@@ -245,9 +250,9 @@ impl DeviceHealth {
         let d = &self.slots[id as usize];
         DeviceEventRecord {
             sensor: d.sensor,
-            device_id: d.device_id.to_string(),
+            device_id: d.device_id.as_str().to_string(),
             player_id: d.player_id,
-            zone_id: d.zone_id.as_deref().map(String::from),
+            zone_id: d.zone_id.as_ref().map(|z| z.as_str().to_string()),
             event,
             last_seen,
             at,
@@ -273,9 +278,9 @@ fn note_identity(d: &mut Device, identity: &Identity) {
     }
 }
 
-fn replace(slot: &mut Option<Box<str>>, value: &str) {
-    if slot.as_deref() != Some(value) {
-        *slot = Some(value.into());
+fn replace(slot: &mut Option<InlineStr<INLINE>>, value: &str) {
+    if !slot.as_ref().is_some_and(|s| s.is(value)) {
+        *slot = Some(InlineStr::new(value));
     }
 }
 

@@ -6,6 +6,15 @@
 
 use super::{Device, DeviceHealth, LATEST};
 use crate::model::{Micros, SensorKind};
+use crate::util::hash::FxBuild;
+use crate::util::inline::InlineStr;
+use std::hash::BuildHasher;
+
+/// The tables' hash of a device id.
+#[inline]
+fn hash(device_id: &[u8]) -> u64 {
+    FxBuild::default().hash_one(device_id)
+}
 
 /// No slot.
 pub(super) const NIL: u32 = u32::MAX;
@@ -93,10 +102,9 @@ impl DeviceHealth {
         if self.tracked() >= self.p.max_devices {
             self.evict(at);
         }
-        let key: Box<str> = device_id.into();
         let device = Device {
             sensor,
-            device_id: key.clone(),
+            device_id: InlineStr::new(device_id),
             player_id: None,
             player_name: None,
             zone_id: None,
@@ -117,7 +125,10 @@ impl DeviceHealth {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.maps[sensor.index()].insert(key, id);
+        let slots = &self.slots;
+        self.maps[sensor.index()].insert_unique(hash(device_id.as_bytes()), id, |&i| {
+            hash(slots[i as usize].device_id.as_str().as_bytes())
+        });
         self.link_front(id, Which::Live);
         id
     }
@@ -140,10 +151,13 @@ impl DeviceHealth {
         }
         self.unlink(id, w);
         let d = &mut self.slots[id as usize];
-        let key = std::mem::take(&mut d.device_id);
+        let key = std::mem::replace(&mut d.device_id, InlineStr::EMPTY);
         let (sensor, last_seen) = (d.sensor, d.last_seen);
         (d.player_name, d.zone_id) = (None, None);
-        self.maps[sensor.index()].remove(&key);
+        let table = &mut self.maps[sensor.index()];
+        if let Ok(entry) = table.find_entry(hash(key.as_str().as_bytes()), |&i| i == id) {
+            entry.remove();
+        }
         self.free.push(id);
         if w == Which::Silent {
             self.silent_now -= 1;
@@ -153,7 +167,7 @@ impl DeviceHealth {
             tracing::warn!(
                 max_devices = self.p.max_devices,
                 sensor = %sensor,
-                device = %key,
+                device = %key.as_str(),
                 last_seen = %crate::util::time::format_rfc3339(last_seen),
                 not_logged,
                 "health.max_devices devices are tracked: the least recently seen one is \
@@ -162,6 +176,17 @@ impl DeviceHealth {
                  pitchside_device_evictions_total."
             );
         }
+    }
+
+    /// The slot of `device_id`, if it is tracked.
+    #[inline]
+    pub(super) fn find(&self, sensor: SensorKind, device_id: &str) -> Option<u32> {
+        let slots = &self.slots;
+        self.maps[sensor.index()]
+            .find(hash(device_id.as_bytes()), |&id| {
+                slots[id as usize].device_id.is(device_id)
+            })
+            .copied()
     }
 
     /// Devices tracked now.

@@ -36,10 +36,10 @@ impl DeviceHealth {
                 let d = &self.slots[id as usize];
                 out.push(DeviceStatus {
                     sensor: d.sensor,
-                    device_id: d.device_id.to_string(),
+                    device_id: d.device_id.as_str().to_string(),
                     player_id: d.player_id,
-                    player_name: d.player_name.as_deref().map(String::from),
-                    zone_id: d.zone_id.as_deref().map(String::from),
+                    player_name: d.player_name.as_ref().map(|n| n.as_str().to_string()),
+                    zone_id: d.zone_id.as_ref().map(|z| z.as_str().to_string()),
                     last_seen: d.last_seen,
                     silent: d.silent,
                     latest: (d.sensor.metrics().iter().enumerate())

@@ -319,7 +319,7 @@ proptest! {
             match op {
                 Op::Seen(d) => {
                     let dev = format!("d{d}");
-                    if !h.maps[0].contains_key(dev.as_str()) {
+                    if h.find(SensorKind::Wearable, &dev).is_none() {
                         last.remove(&dev);
                     }
                     events.extend(seen(&mut h, &dev, now));
@@ -342,4 +342,30 @@ proptest! {
             prop_assert_eq!(statuses.iter().filter(|s| s.silent).count(), h.silent_now());
         }
     }
+}
+
+#[test]
+fn ids_and_names_too_long_for_the_slot_are_tracked_the_same() {
+    // Ids up to 38 bytes are kept in the device's slot, longer ones on the
+    // heap: both are found, named, silenced, brought back and evicted alike.
+    let mut h = tracker(2);
+    let (short, long) = ("s".repeat(38), "l".repeat(64));
+    let name = "Ñ".repeat(64); // 64 characters, 128 bytes
+    let named = Identity::Wearable {
+        player_id: 9,
+        player_name: Some(name.as_str().into()),
+    };
+    h.seen(SensorKind::Wearable, &long, &named, T0, &[]);
+    seen(&mut h, &short, T0);
+    seen(&mut h, &long, T0 + 1); // known: not a third device
+    assert_eq!(h.tracked(), 2);
+    let status = h.statuses().into_iter().find(|s| s.device_id == long);
+    assert_eq!(status.and_then(|s| s.player_name), Some(name));
+    assert_eq!(check(&mut h, T0 + S).len(), 1, "the short one");
+    assert_eq!(
+        seen(&mut h, &short, T0 + S + 1).map(|e| (e.device_id, e.event)),
+        Some((short.clone(), DeviceEventKind::Back))
+    );
+    seen(&mut h, "third", T0 + S + 2); // evicts the least recently seen: `long`
+    assert_eq!(tracked_ids(&h), vec![short, "third".to_string()]);
 }
