@@ -82,10 +82,10 @@ pub struct DetectorCounters {
     pub recomputes: u64,
 }
 
-/// A key's header. `repr(C)` keeps what every reading uses in its first 64
-/// bytes, the key's bytes after them.
+/// A key's header, two cache lines: what every reading uses in the first,
+/// the key's bytes in the second.
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 struct Slot {
     head: u32,
     len: u32,
@@ -96,6 +96,11 @@ struct Slot {
     next: u32,
     key: KeyBytes,
 }
+
+const _: () = assert!(
+    std::mem::size_of::<Slot>() == 128,
+    "a slot is two cache lines"
+);
 
 /// The detector's whole state.
 #[derive(Debug)]
