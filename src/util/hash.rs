@@ -70,3 +70,11 @@ pub type FxBuild = BuildHasherDefault<FxHasher>;
 
 /// A `HashMap` with [`FxHasher`].
 pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+
+/// The [`FxHasher`] hash of a byte string, for tables that keep their keys
+/// themselves (`hashbrown::HashTable`).
+#[inline]
+pub fn fx_hash(bytes: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    FxBuild::default().hash_one(bytes)
+}

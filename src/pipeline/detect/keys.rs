@@ -4,9 +4,8 @@
 use super::stats::ShiftedSums;
 use super::{Detector, Slot, NIL};
 use crate::model::Micros;
-use crate::util::hash::FxBuild;
+use crate::util::hash::fx_hash as hash;
 use crate::util::inline::InlineBytes;
-use std::hash::BuildHasher;
 
 /// A key's bytes, inside its slot up to 62 (so that a slot is two cache
 /// lines): the sensor byte, the device id, a 0 and the metric name, as
@@ -14,12 +13,6 @@ use std::hash::BuildHasher;
 /// ids and names of 64 bytes each) is kept on the heap and costs one more
 /// cache miss a reading.
 pub(super) type KeyBytes = InlineBytes<62>;
-
-/// The table's hash of a key.
-#[inline]
-fn hash(key: &[u8]) -> u64 {
-    FxBuild::default().hash_one(key)
-}
 
 impl Detector {
     /// The slot of the key in `scratch`, if it is live.

@@ -6,15 +6,8 @@
 
 use super::{Device, DeviceHealth, LATEST};
 use crate::model::{Micros, SensorKind};
-use crate::util::hash::FxBuild;
+use crate::util::hash::fx_hash as hash;
 use crate::util::inline::InlineStr;
-use std::hash::BuildHasher;
-
-/// The tables' hash of a device id.
-#[inline]
-fn hash(device_id: &[u8]) -> u64 {
-    FxBuild::default().hash_one(device_id)
-}
 
 /// No slot.
 pub(super) const NIL: u32 = u32::MAX;
