@@ -195,9 +195,9 @@ fn the_checker_sees_imports_and_skips_test_code() {
     );
     let g = graph();
     assert!(
-        g["pipeline::detect"].contains("util::hash"),
+        g["pipeline::window"].contains("util::hash"),
         "{:?}",
-        g["pipeline::detect"]
+        g["pipeline::window"]
     );
     assert!(g["commands::run"].contains("commands::run::task"));
 }
