@@ -78,6 +78,12 @@ impl<const N: usize> InlineStr<N> {
         std::str::from_utf8(self.0.as_slice()).unwrap_or_default()
     }
 
+    /// The string's bytes (no UTF-8 check, unlike [`InlineStr::as_str`]).
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+
     /// Whether this is `s` (no UTF-8 check, unlike [`InlineStr::as_str`]).
     #[inline]
     pub fn is(&self, s: &str) -> bool {
@@ -105,6 +111,7 @@ mod tests {
             let b = InlineStr::<64>::new(s);
             assert_eq!(b.as_str(), s);
             assert!(b.is(s) && !b.is("y"));
+            assert_eq!(b.as_bytes(), s.as_bytes());
             assert_eq!(b.heap_len(), if s.len() > 64 { s.len() } else { 0 });
             assert_eq!(b, InlineStr::<64>::new(s));
         }

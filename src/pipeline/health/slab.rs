@@ -120,7 +120,7 @@ impl DeviceHealth {
         };
         let slots = &self.slots;
         self.maps[sensor.index()].insert_unique(hash(device_id.as_bytes()), id, |&i| {
-            hash(slots[i as usize].device_id.as_str().as_bytes())
+            hash(slots[i as usize].device_id.as_bytes())
         });
         self.link_front(id, Which::Live);
         id
@@ -148,7 +148,7 @@ impl DeviceHealth {
         let (sensor, last_seen) = (d.sensor, d.last_seen);
         (d.player_name, d.zone_id) = (None, None);
         let table = &mut self.maps[sensor.index()];
-        if let Ok(entry) = table.find_entry(hash(key.as_str().as_bytes()), |&i| i == id) {
+        if let Ok(entry) = table.find_entry(hash(key.as_bytes()), |&i| i == id) {
             entry.remove();
         }
         self.free.push(id);
