@@ -119,10 +119,10 @@ impl WindowAggregator {
     /// Adds an event's non-duplicate readings (`values`) to its window, unless
     /// it is late. Call [`WindowAggregator::advance`] after it.
     pub fn add(&mut self, e: &Event, values: &[(u8, f64)]) -> Placement {
-        if let Some(watermark) = self.lateness(e.sensor, e.event_time) {
+        let start = self.window_start(e.event_time);
+        if let Some(watermark) = self.lateness_of_window(e.sensor, start) {
             return Placement::Late { watermark };
         }
-        let start = self.window_start(e.event_time);
         let windows = &mut self.open[e.sensor.index()];
         let group = GroupRef::of(e);
         let cell = match windows.get_mut(&start).and_then(|w| w.get_mut(&group)) {

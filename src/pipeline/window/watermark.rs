@@ -12,9 +12,14 @@ impl WindowAggregator {
 
     /// Is an event of this kind and time late, and against which watermark?
     pub fn lateness(&self, kind: SensorKind, t: Micros) -> Option<Micros> {
+        self.lateness_of_window(kind, self.window_start(t))
+    }
+
+    /// [`WindowAggregator::lateness`] of an event in the window that starts
+    /// at `start` (one division fewer for a caller that has it).
+    pub(super) fn lateness_of_window(&self, kind: SensorKind, start: Micros) -> Option<Micros> {
         let wm = self.watermark(kind)?;
-        let end = self.window_start(t).saturating_add(self.p.size);
-        (end <= wm).then_some(wm)
+        (start.saturating_add(self.p.size) <= wm).then_some(wm)
     }
 
     /// Moves the kind's watermark after an accepted event at `t` and emits
