@@ -32,6 +32,7 @@ impl Detector {
         s.sums = ShiftedSums::default();
         s.max_t = Micros::MIN;
         self.times.clear(id);
+        self.values.clear(id);
     }
 
     /// Finds room for the key in `scratch` and returns its fresh, empty slot.
@@ -76,6 +77,7 @@ impl Detector {
             entry.remove();
         }
         self.times.clear(id);
+        self.values.clear(id);
         self.free.push(id);
     }
 

@@ -4,7 +4,7 @@
 //!
 //! Pure logic: time is the event time handed in, never the clock.
 //!
-//! Storage is two flat arenas (`values`, 8 bytes a reading, and `times`, 4)
+//! Storage is two flat arenas (`values` and `times`, 4 bytes a reading each)
 //! of `max_keys × window` slots, allocated up front but only paged in as keys
 //! appear, plus a slab of per-key headers linked into an LRU list. Memory is
 //! set by `max_keys` and `window`, never by how many distinct keys pass through.
@@ -19,18 +19,21 @@
 //! Here: the types and a reading's way through (duplicate check, z-score,
 //! append). `keys`: the key map, slots and LRU list. `evict`: idle expiry
 //! and eviction. `snapshot`: the checkpoint. `stats`: the running sums.
-//! `times`: the reading times as 4-byte offsets.
+//! `times`: the reading times as 4-byte offsets. `values`: the readings as
+//! 4-byte decimal digits.
 
 mod evict;
 mod keys;
 mod snapshot;
 pub mod stats;
 mod times;
+mod values;
 
 use crate::model::{Micros, SensorKind};
 use keys::KeyBytes;
 use stats::{Baseline, ShiftedSums};
 use times::Times;
+use values::Values;
 
 const NIL: u32 = u32::MAX;
 
@@ -110,7 +113,7 @@ pub struct Detector {
     map: hashbrown::HashTable<u32>,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    values: Vec<f64>,
+    values: Values,
     times: Times,
     lru_head: u32,
     lru_tail: u32,
@@ -124,14 +127,12 @@ pub struct Detector {
 impl Detector {
     /// An empty detector.
     pub fn new(p: DetectorParams) -> Detector {
-        let cells = p.max_keys * p.window;
         Detector {
             p,
             map: hashbrown::HashTable::with_capacity(p.max_keys),
             slots: Vec::with_capacity(p.max_keys.min(1 << 20)),
             free: Vec::new(),
-            // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
-            values: vec![0.0; cells],
+            values: Values::new(p.max_keys, p.window),
             times: Times::new(p.max_keys, p.window),
             lru_head: NIL,
             lru_tail: NIL,
@@ -167,13 +168,13 @@ impl Detector {
         self.counters
     }
 
-    /// Bytes of state for the live keys: their windows (12 bytes a reading
-    /// slot, 16 for a key whose times are kept whole), headers with their key
-    /// bytes, and table entries.
+    /// Bytes of state for the live keys: their windows (8 bytes a reading
+    /// slot, 4 more for a key whose times or values are kept whole), headers
+    /// with their key bytes, and table entries.
     pub fn state_bytes(&self) -> usize {
-        let per_key = self.p.window * 12 + std::mem::size_of::<Slot>() + 4 + 1;
+        let per_key = self.p.window * 8 + std::mem::size_of::<Slot>() + 4 + 2;
         self.map.len() * per_key
-            + self.times.whole_keys() * self.p.window * 4
+            + (self.times.whole_keys() + self.values.whole_keys()) * self.p.window * 4
             + self
                 .map
                 .iter()
@@ -206,15 +207,13 @@ impl Detector {
             }
             None => self.insert_key(),
         };
-        let w = self.p.window;
-        let base = id as usize * w;
         let slot = &self.slots[id as usize];
         let (head, len) = (slot.head as usize, slot.len as usize);
         if t <= slot.max_t {
             if let Some(pos) = self.times.find(id, head, len, t) {
                 self.counters.duplicates += 1;
                 return Observation::Duplicate {
-                    stored: self.values[base + pos],
+                    stored: self.values.get(id, pos),
                 };
             }
         }
@@ -224,13 +223,8 @@ impl Detector {
                 Some(b) => b,
                 None => {
                     self.counters.recomputes += 1;
-                    let vals = Ring {
-                        buf: &self.values[base..base + w],
-                        head,
-                        len,
-                    };
                     let slot = &mut self.slots[id as usize];
-                    slot.sums.recompute(vals.iter(), len);
+                    slot.sums.recompute(self.values.ring(id, head, len), len);
                     // Freshly recomputed sums are exact; trusted by construction.
                     slot.sums.baseline(len).unwrap_or(Baseline {
                         mean: slot.sums.k,
@@ -249,27 +243,26 @@ impl Detector {
                 }
             }
         }
-        self.append(id, base, t, x);
+        self.append(id, t, x);
         result
     }
 
-    fn append(&mut self, id: u32, base: usize, t: Micros, x: f64) {
+    fn append(&mut self, id: u32, t: Micros, x: f64) {
         let w = self.p.window;
         let slot = &mut self.slots[id as usize];
         let (head, len) = (slot.head as usize, slot.len as usize);
         if len == w {
-            let old = self.values[base + head];
-            slot.sums.remove(old);
-            self.values[base + head] = x;
+            slot.sums.remove(self.values.get(id, head));
             slot.head = ((head + 1) % w) as u32;
             let others = (1..w).map(move |k| (head + k) % w);
+            self.values.set(id, head, x, others.clone());
             self.times.set(id, head, t, others);
         } else {
             let pos = (head + len) % w;
-            self.values[base + pos] = x;
             slot.len += 1;
-            self.times
-                .set(id, pos, t, (0..len).map(move |k| (head + k) % w));
+            let others = (0..len).map(move |k| (head + k) % w);
+            self.values.set(id, pos, x, others.clone());
+            self.times.set(id, pos, t, others);
         }
         let slot = &mut self.slots[id as usize];
         if slot.len == 1 {
@@ -283,24 +276,6 @@ impl Detector {
         slot.max_t = slot.max_t.max(t);
         self.min_last_t = self.min_last_t.min(t);
         self.touch(id);
-    }
-}
-
-/// A ring buffer view: `len` values starting at `head`.
-struct Ring<'a> {
-    buf: &'a [f64],
-    head: usize,
-    len: usize,
-}
-
-impl<'a> Ring<'a> {
-    fn iter(&self) -> impl Iterator<Item = &'a f64> + Clone {
-        let w = self.buf.len();
-        let first = (w - self.head).min(self.len);
-        let buf: &'a [f64] = self.buf;
-        buf[self.head..self.head + first]
-            .iter()
-            .chain(buf[..self.len - first].iter())
     }
 }
 

@@ -2,7 +2,7 @@
 //! oldest-appended key first.
 
 use super::stats::ShiftedSums;
-use super::{Detector, Ring, NIL};
+use super::{Detector, NIL};
 use crate::util::codec::{Dec, DecodeError, Enc};
 
 impl Detector {
@@ -20,10 +20,9 @@ impl Detector {
             let s = &self.slots[id as usize];
             e.bytes(s.key.as_slice());
             e.u32(s.len);
-            let base = id as usize * w;
             for k in 0..s.len as usize {
                 let pos = (s.head as usize + k) % w;
-                e.f64(self.values[base + pos]);
+                e.f64(self.values.get(id, pos));
                 e.i64(self.times.get(id, pos));
             }
             e.i64(s.last_t);
@@ -68,9 +67,8 @@ impl Detector {
                 None => self.insert_key(),
             };
             let keep = &vals[len.saturating_sub(w)..];
-            let base = id as usize * w;
             for (k, &(v, t)) in keep.iter().enumerate() {
-                self.values[base + k] = v;
+                self.values.set(id, k, v, 0..k);
                 self.times.set(id, k, t, 0..k);
             }
             let slot = &mut self.slots[id as usize];
@@ -80,12 +78,8 @@ impl Detector {
                 slot.sums = saved;
             } else {
                 // A smaller window than when saved: sums over what is kept.
-                let ring = Ring {
-                    buf: &self.values[base..base + w],
-                    head: 0,
-                    len: keep.len(),
-                };
-                slot.sums.recompute(ring.iter(), keep.len());
+                slot.sums
+                    .recompute(self.values.ring(id, 0, keep.len()), keep.len());
             }
             slot.last_t = last_t;
             slot.max_t = max_t;

@@ -57,7 +57,7 @@ impl ShiftedSums {
     }
 
     /// Recomputes exactly from the values now in the window.
-    pub fn recompute<'a>(&mut self, values: impl Iterator<Item = &'a f64> + Clone, n: usize) {
+    pub fn recompute(&mut self, values: impl Iterator<Item = f64> + Clone, n: usize) {
         if n == 0 {
             *self = ShiftedSums::default();
             return;
@@ -68,12 +68,12 @@ impl ShiftedSums {
             naive
         } else {
             // Sums of huge values overflow; shift by any member instead.
-            values.clone().next().copied().unwrap_or(0.0)
+            values.clone().next().unwrap_or(0.0)
         };
         // Second pass on shifted values, with the correction term of the
         // corrected two-pass algorithm (Chan, Golub, LeVeque).
         let (mut s1, mut s2) = (0.0, 0.0);
-        for &v in values {
+        for v in values {
             let d = v - k;
             s1 += d;
             s2 += d * d;
@@ -118,7 +118,7 @@ mod tests {
     fn recompute_then_baseline_matches_two_pass() {
         let v = [1e9 + 0.001, 1e9 - 0.002, 1e9 + 0.0005, 1e9];
         let mut s = ShiftedSums::default();
-        s.recompute(v.iter(), v.len());
+        s.recompute(v.iter().copied(), v.len());
         let b = s.baseline(v.len()).unwrap();
         // Values minus 1e9 are exact (Sterbenz), so this is an exact reference.
         let mean_d = v.iter().map(|x| x - 1e9).sum::<f64>() / 4.0;
@@ -131,7 +131,7 @@ mod tests {
     fn constant_window_has_zero_std_and_stays_trusted() {
         let v = [72.0; 20];
         let mut s = ShiftedSums::default();
-        s.recompute(v.iter(), v.len());
+        s.recompute(v.iter().copied(), v.len());
         assert_eq!(s.baseline(20).unwrap().std, 0.0);
         s.add(72.0);
         s.remove(72.0);
@@ -142,7 +142,7 @@ mod tests {
     fn big_jumps_make_running_sums_untrusted_until_recomputed() {
         let mut s = ShiftedSums::default();
         let v = [0.0, 1.0, 2.0];
-        s.recompute(v.iter(), 3);
+        s.recompute(v.iter().copied(), 3);
         s.add(1e12);
         s.remove(1e12);
         assert!(s.baseline(3).is_none());

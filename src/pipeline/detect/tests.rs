@@ -105,6 +105,20 @@ proptest! {
         check_against_reference(&values, window);
     }
 
+    /// Readings as sensors send them, short decimals: stored as 4-byte
+    /// digits (`values`), recoded as the decimals change, and exact.
+    #[test]
+    fn statistics_of_sensor_decimals_equal_a_two_pass_computation(
+        digits in prop::collection::vec((-3_000_000i64..3_000_000, 0u32..4), 2..400),
+        window in 2usize..50,
+    ) {
+        let values: Vec<f64> = digits
+            .iter()
+            .map(|&(m, e)| format!("{m}e-{e}").parse().unwrap_or(0.0))
+            .collect();
+        check_against_reference(&values, window);
+    }
+
     #[test]
     fn statistics_hold_at_large_offsets_with_tiny_noise(
         noise in prop::collection::vec(-1e-3f64..1e-3, 2..400),
