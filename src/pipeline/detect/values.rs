@@ -163,11 +163,11 @@ impl Values {
 /// `x` as digits `m` with `x == m / 10^e` to the bit, if it is one.
 #[inline]
 fn encode(x: f64, e: u8) -> Option<u32> {
-    let scaled = (x * POW10[e as usize]).round();
-    if !(i32::MIN as f64..=i32::MAX as f64).contains(&scaled) {
-        return None;
-    }
-    let m = scaled as i32;
+    // Rounded half away from zero by truncating (`f64::round` is a library
+    // call on baseline x86-64); `as` saturates out of range. Any `m` that
+    // reads back as `x` to the bit is right, and the check is exact.
+    let half = if x < 0.0 { -0.5 } else { 0.5 };
+    let m = (x * POW10[e as usize] + half) as i32;
     (decode(m as u32, e).to_bits() == x.to_bits()).then_some(m as u32)
 }
 
