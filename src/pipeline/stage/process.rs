@@ -154,7 +154,7 @@ impl Pipeline {
         self.out.counters.accepted += 1;
         self.note_seen(e, received_at);
         self.detector.advance(e.event_time);
-        let late = self.windows.lateness(e.sensor, e.event_time);
+        let (start, late) = self.windows.window_of(e.sensor, e.event_time);
         let mut nondup = std::mem::take(&mut self.nondup);
         nondup.clear();
         for &(i, x) in &e.values {
@@ -166,7 +166,7 @@ impl Pipeline {
         self.out.readings(e, &nondup, received_at, late, self.raw);
         if late.is_none()
             && !nondup.is_empty()
-            && self.windows.add(e, &nondup) == Placement::Dropped
+            && self.windows.add_to(e, start, &nondup) == Placement::Dropped
         {
             self.out.counters.window_drops += 1;
         }

@@ -119,10 +119,15 @@ impl WindowAggregator {
     /// Adds an event's non-duplicate readings (`values`) to its window, unless
     /// it is late. Call [`WindowAggregator::advance`] after it.
     pub fn add(&mut self, e: &Event, values: &[(u8, f64)]) -> Placement {
-        let start = self.window_start(e.event_time);
-        if let Some(watermark) = self.lateness_of_window(e.sensor, start) {
-            return Placement::Late { watermark };
+        match self.window_of(e.sensor, e.event_time) {
+            (_, Some(watermark)) => Placement::Late { watermark },
+            (start, None) => self.add_to(e, start, values),
         }
+    }
+
+    /// [`WindowAggregator::add`] of an event that is not late, to the window
+    /// that starts at `start` (from [`WindowAggregator::window_of`]).
+    pub fn add_to(&mut self, e: &Event, start: Micros, values: &[(u8, f64)]) -> Placement {
         let windows = &mut self.open[e.sensor.index()];
         let group = GroupRef::of(e);
         let cell = match windows.get_mut(&start).and_then(|w| w.get_mut(&group)) {

@@ -10,14 +10,18 @@ impl WindowAggregator {
         self.max_time[kind.index()].map(|t| t.saturating_sub(self.p.delay))
     }
 
-    /// Is an event of this kind and time late, and against which watermark?
-    pub fn lateness(&self, kind: SensorKind, t: Micros) -> Option<Micros> {
-        self.lateness_of_window(kind, self.window_start(t))
+    /// The start of the window an event of this kind at `t` falls in, and
+    /// whether that window is late: `Some(watermark)` when it ended at or
+    /// before the kind's watermark. The start is handed back for
+    /// [`WindowAggregator::add_to`], so an event's time is divided once.
+    pub fn window_of(&self, kind: SensorKind, t: Micros) -> (Micros, Option<Micros>) {
+        let start = self.window_start(t);
+        (start, self.lateness_of_window(kind, start))
     }
 
-    /// [`WindowAggregator::lateness`] of an event in the window that starts
-    /// at `start` (one division fewer for a caller that has it).
-    pub(super) fn lateness_of_window(&self, kind: SensorKind, start: Micros) -> Option<Micros> {
+    /// Whether the window of this kind that starts at `start` is late, and
+    /// against which watermark.
+    fn lateness_of_window(&self, kind: SensorKind, start: Micros) -> Option<Micros> {
         let wm = self.watermark(kind)?;
         (start.saturating_add(self.p.size) <= wm).then_some(wm)
     }
