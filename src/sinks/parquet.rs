@@ -61,9 +61,11 @@ pub fn schema(table: TableId) -> Result<Type, ParquetError> {
 
 /// Writer settings for every file (fixed `created_by`, so same rows → same bytes).
 pub fn properties(snappy: bool, row_group_rows: usize) -> Result<WriterProperties, ParquetError> {
-    let plain = PLAIN_COLUMNS.iter().fold(WriterProperties::builder(), |b, c| {
-        b.set_column_dictionary_enabled(ColumnPath::from(*c), false)
-    });
+    let plain = PLAIN_COLUMNS
+        .iter()
+        .fold(WriterProperties::builder(), |b, c| {
+            b.set_column_dictionary_enabled(ColumnPath::from(*c), false)
+        });
     Ok(plain
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_created_by(format!("pitchside {}", env!("CARGO_PKG_VERSION")))

@@ -4,17 +4,18 @@
 //!
 //! Pure logic: time is the event time handed in, never the clock.
 //!
-//! Storage is two flat arenas (`values` and `times`, 4 bytes a reading each)
-//! of `max_keys × window` slots, allocated up front but only paged in as keys
-//! appear, plus a slab of per-key headers linked into an LRU list. Memory is
-//! set by `max_keys` and `window`, never by how many distinct keys pass through.
+//! Storage is one flat arena of `max_keys × window` cells, a reading's value
+//! and time side by side (4 bytes each, coded per key by `values` and
+//! `times`), allocated up front but only paged in as keys appear, plus a
+//! slab of per-key headers linked into an LRU list. Memory is set by
+//! `max_keys` and `window`, never by how many distinct keys pass through.
 //!
 //! A reading touches as few cache lines as it can: with thousands of keys
 //! the state is larger than the CPU's caches, and each line that is not there
 //! costs more than the reading's arithmetic. The key table holds slot numbers
 //! only (4 bytes a key, small enough to stay cached) and a key's bytes live
 //! inside its slot, so finding a key reads the slot it needs next anyway, then
-//! one line of `values` and one of `times`.
+//! one line of cells for the oldest reading and the new one.
 //!
 //! Here: the types and a reading's way through (duplicate check, z-score,
 //! append). `keys`: the key map, slots and LRU list. `evict`: idle expiry
@@ -36,6 +37,15 @@ use times::Times;
 use values::Values;
 
 const NIL: u32 = u32::MAX;
+
+/// The detector's readings: per key `window` cells of two halves, [`VALUE`]
+/// (coded by [`Values`]) and [`TIME`] (coded by [`Times`]), side by side so
+/// that a reading's value and time are one cache line, not two.
+type Cells = [[u32; 2]];
+/// The half of a cell that holds a reading's value.
+const VALUE: usize = 0;
+/// The half of a cell that holds a reading's time.
+const TIME: usize = 1;
 
 /// Detector parameters (`[detector]`).
 #[derive(Debug, Clone, Copy)]
@@ -113,6 +123,8 @@ pub struct Detector {
     map: hashbrown::HashTable<u32>,
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// Every key's readings, `window` cells a key: [`VALUE`] and [`TIME`].
+    cells: Vec<[u32; 2]>,
     values: Values,
     times: Times,
     lru_head: u32,
@@ -132,8 +144,10 @@ impl Detector {
             map: hashbrown::HashTable::with_capacity(p.max_keys),
             slots: Vec::with_capacity(p.max_keys.min(1 << 20)),
             free: Vec::new(),
-            values: Values::new(p.max_keys, p.window),
-            times: Times::new(p.max_keys, p.window),
+            // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
+            cells: vec![[0; 2]; p.max_keys * p.window],
+            values: Values::new(p.window),
+            times: Times::new(p.window),
             lru_head: NIL,
             lru_tail: NIL,
             min_last_t: Micros::MAX,
@@ -210,10 +224,10 @@ impl Detector {
         let slot = &self.slots[id as usize];
         let (head, len) = (slot.head as usize, slot.len as usize);
         if t <= slot.max_t {
-            if let Some(pos) = self.times.find(id, head, len, t) {
+            if let Some(pos) = self.times.find(&self.cells, id, head, len, t) {
                 self.counters.duplicates += 1;
                 return Observation::Duplicate {
-                    stored: self.values.get(id, pos),
+                    stored: self.values.get(&self.cells, id, pos),
                 };
             }
         }
@@ -224,7 +238,8 @@ impl Detector {
                 None => {
                     self.counters.recomputes += 1;
                     let slot = &mut self.slots[id as usize];
-                    slot.sums.recompute(self.values.ring(id, head, len), len);
+                    slot.sums
+                        .recompute(self.values.ring(&self.cells, id, head, len), len);
                     // Freshly recomputed sums are exact; trusted by construction.
                     slot.sums.baseline(len).unwrap_or(Baseline {
                         mean: slot.sums.k,
@@ -252,17 +267,18 @@ impl Detector {
         let slot = &mut self.slots[id as usize];
         let (head, len) = (slot.head as usize, slot.len as usize);
         if len == w {
-            slot.sums.remove(self.values.get(id, head));
+            slot.sums.remove(self.values.get(&self.cells, id, head));
             slot.head = ((head + 1) % w) as u32;
             let others = (1..w).map(move |k| (head + k) % w);
-            self.values.set(id, head, x, others.clone());
-            self.times.set(id, head, t, others);
+            self.values
+                .set(&mut self.cells, id, head, x, others.clone());
+            self.times.set(&mut self.cells, id, head, t, others);
         } else {
             let pos = (head + len) % w;
             slot.len += 1;
             let others = (0..len).map(move |k| (head + k) % w);
-            self.values.set(id, pos, x, others.clone());
-            self.times.set(id, pos, t, others);
+            self.values.set(&mut self.cells, id, pos, x, others.clone());
+            self.times.set(&mut self.cells, id, pos, t, others);
         }
         let slot = &mut self.slots[id as usize];
         if slot.len == 1 {

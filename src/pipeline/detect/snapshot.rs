@@ -22,8 +22,8 @@ impl Detector {
             e.u32(s.len);
             for k in 0..s.len as usize {
                 let pos = (s.head as usize + k) % w;
-                e.f64(self.values.get(id, pos));
-                e.i64(self.times.get(id, pos));
+                e.f64(self.values.get(&self.cells, id, pos));
+                e.i64(self.times.get(&self.cells, id, pos));
             }
             e.i64(s.last_t);
             e.i64(s.max_t);
@@ -68,8 +68,8 @@ impl Detector {
             };
             let keep = &vals[len.saturating_sub(w)..];
             for (k, &(v, t)) in keep.iter().enumerate() {
-                self.values.set(id, k, v, 0..k);
-                self.times.set(id, k, t, 0..k);
+                self.values.set(&mut self.cells, id, k, v, 0..k);
+                self.times.set(&mut self.cells, id, k, t, 0..k);
             }
             let slot = &mut self.slots[id as usize];
             slot.head = 0;
@@ -79,7 +79,7 @@ impl Detector {
             } else {
                 // A smaller window than when saved: sums over what is kept.
                 slot.sums
-                    .recompute(self.values.ring(id, 0, keep.len()), keep.len());
+                    .recompute(self.values.ring(&self.cells, id, 0, keep.len()), keep.len());
             }
             slot.last_t = last_t;
             slot.max_t = max_t;

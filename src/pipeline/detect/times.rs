@@ -10,6 +10,7 @@
 //! that key only, so a key never takes more than the 8 bytes a full time takes.
 //! Exact either way: the duplicate check compares whole times.
 
+use super::{Cells, TIME};
 use crate::model::Micros;
 use crate::util::hash::FxHashMap;
 
@@ -24,23 +25,20 @@ enum Code {
     Whole,
 }
 
-/// The times arena: `max_keys × window` offsets, allocated up front and paged
-/// in as keys appear, plus one [`Code`] per key.
+/// How the times of each key are coded: one [`Code`] per key; the offsets
+/// are the [`TIME`] halves of the detector's [`Cells`].
 #[derive(Debug)]
 pub(super) struct Times {
     window: usize,
-    offsets: Vec<u32>,
     codes: Vec<Code>,
     high: FxHashMap<u32, Box<[u32]>>,
 }
 
 impl Times {
-    /// Room for `max_keys` windows of `window` times.
-    pub(super) fn new(max_keys: usize, window: usize) -> Times {
+    /// The codes of windows of `window` times.
+    pub(super) fn new(window: usize) -> Times {
         Times {
             window,
-            // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
-            offsets: vec![0; max_keys * window],
             codes: Vec::new(),
             high: FxHashMap::default(),
         }
@@ -64,8 +62,8 @@ impl Times {
     }
 
     /// The time at ring position `pos` of key `id`.
-    pub(super) fn get(&self, id: u32, pos: usize) -> Micros {
-        let off = self.offsets[id as usize * self.window + pos];
+    pub(super) fn get(&self, cells: &Cells, id: u32, pos: usize) -> Micros {
+        let off = cells[id as usize * self.window + pos][TIME];
         match self.codes[id as usize] {
             Code::Offset { base, ms } => base + off as i64 * if ms { 1000 } else { 1 },
             Code::Whole => whole(self.high[&id][pos], off),
@@ -75,15 +73,22 @@ impl Times {
 
     /// The ring position of key `id`'s reading at time `t` among the `len`
     /// readings from ring position `head`, if it holds one.
-    pub(super) fn find(&self, id: u32, head: usize, len: usize, t: Micros) -> Option<usize> {
+    pub(super) fn find(
+        &self,
+        cells: &Cells,
+        id: u32,
+        head: usize,
+        len: usize,
+        t: Micros,
+    ) -> Option<usize> {
         let w = self.window;
-        let ring = &self.offsets[id as usize * w..][..w];
+        let ring = &cells[id as usize * w..][..w];
         let (off, high) = match self.codes[id as usize] {
             Code::Empty => return None,
             Code::Offset { base, ms } => (encode(t, base, ms)?, None),
             Code::Whole => (t as u32, Some(((t as u64 >> 32) as u32, &self.high[&id]))),
         };
-        let hit = |pos: &usize| ring[*pos] == off && high.is_none_or(|(h, hs)| hs[*pos] == h);
+        let hit = |pos: &usize| ring[*pos][TIME] == off && high.is_none_or(|(h, hs)| hs[*pos] == h);
         let first = (w - head).min(len);
         (head..head + first).chain(0..len - first).find(hit)
     }
@@ -91,17 +96,17 @@ impl Times {
     /// Stores `t` at ring position `pos` of key `id`, whose other live readings
     /// are at `others`. Re-encodes the key's times when `t` does not fit.
     #[inline]
-    pub(super) fn set<I>(&mut self, id: u32, pos: usize, t: Micros, others: I)
+    pub(super) fn set<I>(&mut self, cells: &mut Cells, id: u32, pos: usize, t: Micros, others: I)
     where
         I: Iterator<Item = usize> + Clone,
     {
         if let Code::Offset { base, ms } = self.codes[id as usize] {
             if let Some(off) = encode(t, base, ms) {
-                self.offsets[id as usize * self.window + pos] = off;
+                cells[id as usize * self.window + pos][TIME] = off;
                 return;
             }
         }
-        self.set_slow(id, pos, t, others);
+        self.set_slow(cells, id, pos, t, others);
     }
 
     /// [`Times::set`] for a time that does not fit the key's code (its first
@@ -110,21 +115,22 @@ impl Times {
     #[inline(never)]
     fn set_slow<I: Iterator<Item = usize> + Clone>(
         &mut self,
+        cells: &mut Cells,
         id: u32,
         pos: usize,
         t: Micros,
         others: I,
     ) {
         if self.codes[id as usize] != Code::Whole {
-            self.recode(id, t, others);
+            self.recode(cells, id, t, others);
         }
         let at = id as usize * self.window + pos;
         match self.codes[id as usize] {
             Code::Offset { base, ms } => {
-                self.offsets[at] = encode(t, base, ms).expect("the new code fits t");
+                cells[at][TIME] = encode(t, base, ms).expect("the new code fits t");
             }
             _ => {
-                self.offsets[at] = t as u32;
+                cells[at][TIME] = t as u32;
                 if let Some(h) = self.high.get_mut(&id) {
                     h[pos] = (t as u64 >> 32) as u32;
                 }
@@ -137,10 +143,16 @@ impl Times {
     /// span is at most half the offset's range, so that a steady key is
     /// re-encoded at most every 36 minutes; then whole milliseconds if every
     /// time is one; then microseconds if they still fit; else whole times.
-    fn recode<I: Iterator<Item = usize> + Clone>(&mut self, id: u32, t: Micros, others: I) {
+    fn recode<I: Iterator<Item = usize> + Clone>(
+        &mut self,
+        cells: &mut Cells,
+        id: u32,
+        t: Micros,
+        others: I,
+    ) {
         let (mut lo, mut hi, mut ms) = (t, t, t.rem_euclid(1000) == 0);
         for pos in others.clone() {
-            let x = self.get(id, pos);
+            let x = self.get(cells, id, pos);
             lo = lo.min(x);
             hi = hi.max(x);
             ms &= x.rem_euclid(1000) == 0;
@@ -163,8 +175,8 @@ impl Times {
         }
         let base = id as usize * self.window;
         for pos in others {
-            let x = self.get(id, pos);
-            self.offsets[base + pos] = match new {
+            let x = self.get(cells, id, pos);
+            cells[base + pos][TIME] = match new {
                 Code::Offset { base, ms } => encode(x, base, ms).expect("the new code fits"),
                 _ => x as u32,
             };
@@ -203,7 +215,8 @@ mod tests {
 
     /// A model of one key's ring: what `Times` must give back.
     fn check(times: &[Micros], window: usize) {
-        let mut arena = Times::new(3, window);
+        let mut arena = Times::new(window);
+        let mut cells = vec![[0; 2]; 3 * window];
         let id = 1;
         arena.clear(id);
         let (mut head, mut len) = (0usize, 0usize);
@@ -219,15 +232,17 @@ mod tests {
                 len += 1;
                 ((head + len - 1) % window, o)
             };
-            arena.set(id, pos, t, others.into_iter());
+            arena.set(&mut cells, id, pos, t, others.into_iter());
             model[pos] = Some(t);
             for k in 0..len {
                 let p = (head + k) % window;
-                assert_eq!(Some(arena.get(id, p)), model[p], "position {p}");
+                assert_eq!(Some(arena.get(&cells, id, p)), model[p], "position {p}");
             }
             for k in 0..len {
                 let p = (head + k) % window;
-                let found = arena.find(id, head, len, model[p].unwrap()).unwrap();
+                let found = arena
+                    .find(&cells, id, head, len, model[p].unwrap())
+                    .unwrap();
                 assert_eq!(model[found], model[p]);
             }
             let absent = times
@@ -235,7 +250,11 @@ mod tests {
                 .map(|x| x.wrapping_add(1))
                 .find(|x| !model.contains(&Some(*x)));
             if let Some(x) = absent {
-                assert_eq!(arena.find(id, head, len, x), None, "{x} is not held");
+                assert_eq!(
+                    arena.find(&cells, id, head, len, x),
+                    None,
+                    "{x} is not held"
+                );
             }
         }
     }
@@ -247,14 +266,15 @@ mod tests {
             .map(|k| 1_764_583_200_000_000 + k * day_ms / 2)
             .collect();
         check(&times, 8);
-        let mut arena = Times::new(1, 4);
+        let mut arena = Times::new(4);
+        let mut cells = vec![[0; 2]; 4];
         arena.clear(0);
-        arena.set(0, 0, times[0], std::iter::empty());
-        arena.set(0, 1, times[0] + 40 * day_ms, std::iter::once(0));
+        arena.set(&mut cells, 0, 0, times[0], std::iter::empty());
+        arena.set(&mut cells, 0, 1, times[0] + 40 * day_ms, std::iter::once(0));
         assert_eq!(arena.whole_keys(), 0, "40 days of whole milliseconds fit");
-        arena.set(0, 2, times[0] + 1, [0, 1].into_iter());
+        arena.set(&mut cells, 0, 2, times[0] + 1, [0, 1].into_iter());
         assert_eq!(arena.whole_keys(), 1, "40 days with a microsecond do not");
-        assert_eq!(arena.get(0, 2), times[0] + 1);
+        assert_eq!(arena.get(&cells, 0, 2), times[0] + 1);
         arena.clear(0);
         assert_eq!(arena.whole_keys(), 0);
     }

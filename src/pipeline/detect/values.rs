@@ -12,6 +12,7 @@
 //! half on the side, 4 more bytes a reading for that key only. Exact either
 //! way: the running sums and the duplicate check see the very value stored.
 
+use super::{Cells, VALUE};
 use crate::util::hash::FxHashMap;
 
 /// Largest decimal exponent tried: 10^9 and the digits are exact in an `f64`.
@@ -24,12 +25,11 @@ const EMPTY: u8 = u8::MAX - 1;
 /// Powers of ten that are exact in an `f64`.
 const POW10: [f64; MAX_EXP as usize + 1] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
 
-/// The values arena: `max_keys × window` cells, allocated up front and paged
-/// in as keys appear, plus one exponent per key.
+/// How the values of each key are coded: one exponent per key; the digits
+/// are the [`VALUE`] halves of the detector's [`Cells`].
 #[derive(Debug)]
 pub(super) struct Values {
     window: usize,
-    cells: Vec<u32>,
     /// Per key: its exponent, [`EMPTY`] or [`WHOLE`] (a byte, so the codes of
     /// ten thousand keys stay cached).
     codes: Vec<u8>,
@@ -37,12 +37,10 @@ pub(super) struct Values {
 }
 
 impl Values {
-    /// Room for `max_keys` windows of `window` values.
-    pub(super) fn new(max_keys: usize, window: usize) -> Values {
+    /// The codes of windows of `window` values.
+    pub(super) fn new(window: usize) -> Values {
         Values {
             window,
-            // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
-            cells: vec![0; max_keys * window],
             codes: Vec::new(),
             high: FxHashMap::default(),
         }
@@ -67,8 +65,8 @@ impl Values {
 
     /// The value at ring position `pos` of key `id`.
     #[inline]
-    pub(super) fn get(&self, id: u32, pos: usize) -> f64 {
-        let cell = self.cells[id as usize * self.window + pos];
+    pub(super) fn get(&self, cells: &Cells, id: u32, pos: usize) -> f64 {
+        let cell = cells[id as usize * self.window + pos][VALUE];
         match self.codes[id as usize] {
             e if e <= MAX_EXP => decode(cell, e),
             WHOLE => whole(self.high[&id][pos], cell),
@@ -77,31 +75,32 @@ impl Values {
     }
 
     /// The `len` values of key `id` from ring position `head` on, oldest first.
-    pub(super) fn ring(
-        &self,
+    pub(super) fn ring<'a>(
+        &'a self,
+        cells: &'a Cells,
         id: u32,
         head: usize,
         len: usize,
-    ) -> impl Iterator<Item = f64> + Clone + '_ {
+    ) -> impl Iterator<Item = f64> + Clone + 'a {
         let w = self.window;
-        (0..len).map(move |k| self.get(id, (head + k) % w))
+        (0..len).map(move |k| self.get(cells, id, (head + k) % w))
     }
 
     /// Stores `x` at ring position `pos` of key `id`, whose other live values
     /// are at `others`. Re-encodes the key's values when `x` does not fit.
     #[inline]
-    pub(super) fn set<I>(&mut self, id: u32, pos: usize, x: f64, others: I)
+    pub(super) fn set<I>(&mut self, cells: &mut Cells, id: u32, pos: usize, x: f64, others: I)
     where
         I: Iterator<Item = usize> + Clone,
     {
         let e = self.codes[id as usize];
         if e <= MAX_EXP {
             if let Some(cell) = encode(x, e) {
-                self.cells[id as usize * self.window + pos] = cell;
+                cells[id as usize * self.window + pos][VALUE] = cell;
                 return;
             }
         }
-        self.set_slow(id, pos, x, others);
+        self.set_slow(cells, id, pos, x, others);
     }
 
     /// [`Values::set`] for a value that does not fit the key's exponent (its
@@ -110,24 +109,25 @@ impl Values {
     #[inline(never)]
     fn set_slow<I: Iterator<Item = usize> + Clone>(
         &mut self,
+        cells: &mut Cells,
         id: u32,
         pos: usize,
         x: f64,
         others: I,
     ) {
         if self.codes[id as usize] != WHOLE {
-            self.recode(id, x, others);
+            self.recode(cells, id, x, others);
         }
         let at = id as usize * self.window + pos;
         match self.codes[id as usize] {
             WHOLE => {
                 let bits = x.to_bits();
-                self.cells[at] = bits as u32;
+                cells[at][VALUE] = bits as u32;
                 if let Some(h) = self.high.get_mut(&id) {
                     h[pos] = (bits >> 32) as u32;
                 }
             }
-            e => self.cells[at] = encode(x, e).expect("the new exponent fits x"),
+            e => cells[at][VALUE] = encode(x, e).expect("the new exponent fits x"),
         }
     }
 
@@ -135,12 +135,21 @@ impl Values {
     /// (smaller than the present one, too, once the values that needed it
     /// have left the window), else whole values, and rewrites the live
     /// values in it.
-    fn recode<I: Iterator<Item = usize> + Clone>(&mut self, id: u32, x: f64, others: I) {
+    fn recode<I: Iterator<Item = usize> + Clone>(
+        &mut self,
+        cells: &mut Cells,
+        id: u32,
+        x: f64,
+        others: I,
+    ) {
         let fits = |e: u8| {
-            encode(x, e).is_some() && others.clone().all(|p| encode(self.get(id, p), e).is_some())
+            encode(x, e).is_some()
+                && others
+                    .clone()
+                    .all(|p| encode(self.get(cells, id, p), e).is_some())
         };
         let new = (0..=MAX_EXP).find(|&e| fits(e)).unwrap_or(WHOLE);
-        let live: Vec<(usize, f64)> = others.map(|p| (p, self.get(id, p))).collect();
+        let live: Vec<(usize, f64)> = others.map(|p| (p, self.get(cells, id, p))).collect();
         if new == WHOLE {
             self.high
                 .insert(id, vec![0; self.window].into_boxed_slice());
@@ -149,7 +158,7 @@ impl Values {
         let base = id as usize * self.window;
         for (pos, v) in live {
             let bits = v.to_bits();
-            self.cells[base + pos] = match new {
+            cells[base + pos][VALUE] = match new {
                 WHOLE => bits as u32,
                 e => encode(v, e).expect("the new exponent fits"),
             };
@@ -189,7 +198,8 @@ mod tests {
 
     /// A model of one key's ring: what `Values` must give back, to the bit.
     fn check(values: &[f64], window: usize) -> Values {
-        let mut arena = Values::new(3, window);
+        let mut arena = Values::new(window);
+        let mut cells = vec![[0; 2]; 3 * window];
         let id = 1;
         arena.clear(id);
         let (mut head, mut len) = (0usize, 0usize);
@@ -205,13 +215,20 @@ mod tests {
                 len += 1;
                 ((head + len - 1) % window, o)
             };
-            arena.set(id, pos, x, others.into_iter());
+            arena.set(&mut cells, id, pos, x, others.into_iter());
             model[pos] = Some(x.to_bits());
             for k in 0..len {
                 let p = (head + k) % window;
-                assert_eq!(Some(arena.get(id, p).to_bits()), model[p], "position {p}");
+                assert_eq!(
+                    Some(arena.get(&cells, id, p).to_bits()),
+                    model[p],
+                    "position {p}"
+                );
             }
-            let ring: Vec<u64> = arena.ring(id, head, len).map(f64::to_bits).collect();
+            let ring: Vec<u64> = arena
+                .ring(&cells, id, head, len)
+                .map(f64::to_bits)
+                .collect();
             let want: Vec<u64> = (0..len)
                 .filter_map(|k| model[(head + k) % window])
                 .collect();
