@@ -20,11 +20,15 @@
 //! Here: the types and a reading's way through (duplicate check, z-score,
 //! append). `keys`: the key map, slots and LRU list. `evict`: idle expiry
 //! and eviction. `snapshot`: the checkpoint. `stats`: the running sums.
-//! `times`: the reading times as 4-byte offsets. `values`: the readings as
-//! 4-byte decimal digits.
+//! `packed`: a half of the cells coded per key, exact, whole when no code
+//! fits. `times`: the reading times as 4-byte offsets. `values`: the
+//! readings as 4-byte decimal digits.
 
 mod evict;
 mod keys;
+mod packed;
+#[cfg(test)]
+mod ring_model;
 mod snapshot;
 pub mod stats;
 mod times;

@@ -10,67 +10,74 @@
 //! that key only, so a key never takes more than the 8 bytes a full time takes.
 //! Exact either way: the duplicate check compares whole times.
 
+use super::packed::{Coding, Packed, State};
 use super::{Cells, TIME};
 use crate::model::Micros;
-use crate::util::hash::FxHashMap;
 
-/// How one key's times are stored.
+/// A key's times: `t = base + offset × (1000 if ms else 1)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Code {
-    /// No reading yet.
-    Empty,
-    /// `t = base + offset × (1000 if ms else 1)`.
-    Offset { base: Micros, ms: bool },
-    /// `t = high << 32 | offset`, the high halves in [`Times::high`].
-    Whole,
+pub(super) struct Offset {
+    base: Micros,
+    ms: bool,
 }
 
-/// How the times of each key are coded: one [`Code`] per key; the offsets
-/// are the [`TIME`] halves of the detector's [`Cells`].
+/// Times as offsets from their key's base time.
 #[derive(Debug)]
-pub(super) struct Times {
-    window: usize,
-    codes: Vec<Code>,
-    high: FxHashMap<u32, Box<[u32]>>,
+pub(super) struct TimeCoding;
+
+/// The times of every key's readings.
+pub(super) type Times = Packed<TimeCoding>;
+
+impl Coding for TimeCoding {
+    type Item = Micros;
+    type Code = Offset;
+    const LANE: usize = TIME;
+
+    #[inline]
+    fn encode(t: Micros, c: Offset) -> Option<u32> {
+        encode(t, c.base, c.ms)
+    }
+
+    #[inline]
+    fn decode(off: u32, c: Offset) -> Micros {
+        c.base + off as i64 * if c.ms { 1000 } else { 1 }
+    }
+
+    /// Microseconds (the cheapest to encode) while the span is at most half
+    /// the offset's range, so that a steady key is re-encoded at most every
+    /// 36 minutes; then whole milliseconds if every time is one; then
+    /// microseconds if they still fit; else none (whole times).
+    fn fit(times: impl Iterator<Item = Micros> + Clone) -> Option<Offset> {
+        let (mut lo, mut hi, mut ms) = (Micros::MAX, Micros::MIN, true);
+        for t in times {
+            lo = lo.min(t);
+            hi = hi.max(t);
+            ms &= t.rem_euclid(1000) == 0;
+        }
+        match hi.checked_sub(lo) {
+            Some(s) if s <= i32::MAX as i64 => Some(Offset {
+                base: lo,
+                ms: false,
+            }),
+            Some(s) if ms && s / 1000 <= u32::MAX as i64 => Some(Offset { base: lo, ms: true }),
+            Some(s) if s <= u32::MAX as i64 => Some(Offset {
+                base: lo,
+                ms: false,
+            }),
+            _ => None,
+        }
+    }
+
+    fn to_bits(t: Micros) -> u64 {
+        t as u64
+    }
+
+    fn from_bits(bits: u64) -> Micros {
+        bits as i64
+    }
 }
 
 impl Times {
-    /// The codes of windows of `window` times.
-    pub(super) fn new(window: usize) -> Times {
-        Times {
-            window,
-            codes: Vec::new(),
-            high: FxHashMap::default(),
-        }
-    }
-
-    /// Forgets key `id`'s times (its window is emptied).
-    pub(super) fn clear(&mut self, id: u32) {
-        let i = id as usize;
-        if i >= self.codes.len() {
-            self.codes.resize(i + 1, Code::Empty);
-        }
-        if self.codes[i] == Code::Whole {
-            self.high.remove(&id);
-        }
-        self.codes[i] = Code::Empty;
-    }
-
-    /// Keys whose times are kept whole (8 bytes a reading).
-    pub(super) fn whole_keys(&self) -> usize {
-        self.high.len()
-    }
-
-    /// The time at ring position `pos` of key `id`.
-    pub(super) fn get(&self, cells: &Cells, id: u32, pos: usize) -> Micros {
-        let off = cells[id as usize * self.window + pos][TIME];
-        match self.codes[id as usize] {
-            Code::Offset { base, ms } => base + off as i64 * if ms { 1000 } else { 1 },
-            Code::Whole => whole(self.high[&id][pos], off),
-            Code::Empty => unreachable!("a time read from an empty window"),
-        }
-    }
-
     /// The ring position of key `id`'s reading at time `t` among the `len`
     /// readings from ring position `head`, if it holds one.
     pub(super) fn find(
@@ -83,108 +90,14 @@ impl Times {
     ) -> Option<usize> {
         let w = self.window;
         let ring = &cells[id as usize * w..][..w];
-        let (off, high) = match self.codes[id as usize] {
-            Code::Empty => return None,
-            Code::Offset { base, ms } => (encode(t, base, ms)?, None),
-            Code::Whole => (t as u32, Some(((t as u64 >> 32) as u32, &self.high[&id]))),
+        let (off, high) = match self.states[id as usize] {
+            State::Empty => return None,
+            State::Coded(c) => (TimeCoding::encode(t, c)?, None),
+            State::Whole => (t as u32, Some(((t as u64 >> 32) as u32, &self.high[&id]))),
         };
         let hit = |pos: &usize| ring[*pos][TIME] == off && high.is_none_or(|(h, hs)| hs[*pos] == h);
         let first = (w - head).min(len);
         (head..head + first).chain(0..len - first).find(hit)
-    }
-
-    /// Stores `t` at ring position `pos` of key `id`, whose other live readings
-    /// are at `others`. Re-encodes the key's times when `t` does not fit.
-    #[inline]
-    pub(super) fn set<I>(&mut self, cells: &mut Cells, id: u32, pos: usize, t: Micros, others: I)
-    where
-        I: Iterator<Item = usize> + Clone,
-    {
-        if let Code::Offset { base, ms } = self.codes[id as usize] {
-            if let Some(off) = encode(t, base, ms) {
-                cells[id as usize * self.window + pos][TIME] = off;
-                return;
-            }
-        }
-        self.set_slow(cells, id, pos, t, others);
-    }
-
-    /// [`Times::set`] for a time that does not fit the key's code (its first
-    /// reading, a jump past the offset's range) or a key kept whole.
-    #[cold]
-    #[inline(never)]
-    fn set_slow<I: Iterator<Item = usize> + Clone>(
-        &mut self,
-        cells: &mut Cells,
-        id: u32,
-        pos: usize,
-        t: Micros,
-        others: I,
-    ) {
-        if self.codes[id as usize] != Code::Whole {
-            self.recode(cells, id, t, others);
-        }
-        let at = id as usize * self.window + pos;
-        match self.codes[id as usize] {
-            Code::Offset { base, ms } => {
-                cells[at][TIME] = encode(t, base, ms).expect("the new code fits t");
-            }
-            _ => {
-                cells[at][TIME] = t as u32;
-                if let Some(h) = self.high.get_mut(&id) {
-                    h[pos] = (t as u64 >> 32) as u32;
-                }
-            }
-        }
-    }
-
-    /// Picks the code that fits key `id`'s live times and `t`, and rewrites
-    /// the live times in it. Microseconds (the cheapest to encode) while the
-    /// span is at most half the offset's range, so that a steady key is
-    /// re-encoded at most every 36 minutes; then whole milliseconds if every
-    /// time is one; then microseconds if they still fit; else whole times.
-    fn recode<I: Iterator<Item = usize> + Clone>(
-        &mut self,
-        cells: &mut Cells,
-        id: u32,
-        t: Micros,
-        others: I,
-    ) {
-        let (mut lo, mut hi, mut ms) = (t, t, t.rem_euclid(1000) == 0);
-        for pos in others.clone() {
-            let x = self.get(cells, id, pos);
-            lo = lo.min(x);
-            hi = hi.max(x);
-            ms &= x.rem_euclid(1000) == 0;
-        }
-        let new = match hi.checked_sub(lo) {
-            Some(s) if s <= i32::MAX as i64 => Code::Offset {
-                base: lo,
-                ms: false,
-            },
-            Some(s) if ms && s / 1000 <= u32::MAX as i64 => Code::Offset { base: lo, ms: true },
-            Some(s) if s <= u32::MAX as i64 => Code::Offset {
-                base: lo,
-                ms: false,
-            },
-            _ => Code::Whole,
-        };
-        if new == Code::Whole {
-            self.high
-                .insert(id, vec![0; self.window].into_boxed_slice());
-        }
-        let base = id as usize * self.window;
-        for pos in others {
-            let x = self.get(cells, id, pos);
-            cells[base + pos][TIME] = match new {
-                Code::Offset { base, ms } => encode(x, base, ms).expect("the new code fits"),
-                _ => x as u32,
-            };
-            if let Some(h) = self.high.get_mut(&id) {
-                h[pos] = (x as u64 >> 32) as u32;
-            }
-        }
-        self.codes[id as usize] = new;
     }
 }
 
@@ -203,13 +116,9 @@ fn encode(t: Micros, base: Micros, ms: bool) -> Option<u32> {
     u32::try_from(d).ok()
 }
 
-/// A time from its high and low halves.
-fn whole(high: u32, low: u32) -> Micros {
-    ((high as u64) << 32 | low as u64) as i64
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::ring_model::appends;
     use super::*;
     use proptest::prelude::*;
 
@@ -219,27 +128,15 @@ mod tests {
         let mut cells = vec![[0; 2]; 3 * window];
         let id = 1;
         arena.clear(id);
-        let (mut head, mut len) = (0usize, 0usize);
         let mut model: Vec<Option<Micros>> = vec![None; window];
-        for &t in times {
-            let (pos, others): (usize, Vec<usize>) = if len == window {
-                let o = (1..window).map(|k| (head + k) % window).collect();
-                let p = head;
-                head = (head + 1) % window;
-                (p, o)
-            } else {
-                let o = (0..len).map(|k| (head + k) % window).collect();
-                len += 1;
-                ((head + len - 1) % window, o)
-            };
-            arena.set(&mut cells, id, pos, t, others.into_iter());
-            model[pos] = Some(t);
-            for k in 0..len {
-                let p = (head + k) % window;
+        for (a, &t) in appends(times.len(), window).iter().zip(times) {
+            let (head, len) = (a.head, a.len);
+            arena.set(&mut cells, id, a.pos, t, a.others.iter().copied());
+            model[a.pos] = Some(t);
+            for p in a.live(window) {
                 assert_eq!(Some(arena.get(&cells, id, p)), model[p], "position {p}");
             }
-            for k in 0..len {
-                let p = (head + k) % window;
+            for p in a.live(window) {
                 let found = arena
                     .find(&cells, id, head, len, model[p].unwrap())
                     .unwrap();

@@ -1,0 +1,176 @@
+//! One half of the detector's cells, coded per key: 4 bytes a reading, exact.
+//!
+//! What goes in the half (a time in `times`, a value in `values`) is coded
+//! against one code per key ([`Coding`]). A reading that does not fit its
+//! key's code has the key's live readings re-coded with one that fits them
+//! all; a key no code fits is kept whole: the low half of each reading's 64
+//! bits in the cell and the high half on the side, 4 more bytes a reading
+//! for that key only.
+
+use super::Cells;
+use crate::util::hash::FxHashMap;
+use std::marker::PhantomData;
+
+/// How one kind of reading is put in 4 bytes.
+pub(super) trait Coding {
+    /// What is stored: a time or a value.
+    type Item: Copy;
+    /// A key's code.
+    type Code: Copy + PartialEq + std::fmt::Debug;
+    /// The half of a cell it is kept in.
+    const LANE: usize;
+    /// `x` in code `c`, if it fits.
+    fn encode(x: Self::Item, c: Self::Code) -> Option<u32>;
+    /// The reading a cell holds in code `c`.
+    fn decode(cell: u32, c: Self::Code) -> Self::Item;
+    /// The cheapest code that fits every one of `items`, if one does.
+    fn fit(items: impl Iterator<Item = Self::Item> + Clone) -> Option<Self::Code>;
+    /// The reading's 64 bits, for a key kept whole.
+    fn to_bits(x: Self::Item) -> u64;
+    /// A reading from its 64 bits.
+    fn from_bits(bits: u64) -> Self::Item;
+}
+
+/// How one key's readings are stored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum State<C> {
+    /// No reading yet.
+    Empty,
+    /// In this code.
+    Coded(C),
+    /// Whole: the high halves in [`Packed::high`].
+    Whole,
+}
+
+/// The codes of every key's readings in one half of the cells.
+#[derive(Debug)]
+pub(super) struct Packed<C: Coding> {
+    /// Readings a key keeps.
+    pub(super) window: usize,
+    /// Per key.
+    pub(super) states: Vec<State<C::Code>>,
+    /// The high halves of the keys kept whole.
+    pub(super) high: FxHashMap<u32, Box<[u32]>>,
+    coding: PhantomData<C>,
+}
+
+impl<C: Coding> Packed<C> {
+    /// The codes of windows of `window` readings.
+    pub(super) fn new(window: usize) -> Packed<C> {
+        Packed {
+            window,
+            states: Vec::new(),
+            high: FxHashMap::default(),
+            coding: PhantomData,
+        }
+    }
+
+    /// Forgets key `id`'s readings (its window is emptied).
+    pub(super) fn clear(&mut self, id: u32) {
+        let i = id as usize;
+        if i >= self.states.len() {
+            self.states.resize(i + 1, State::Empty);
+        }
+        if self.states[i] == State::Whole {
+            self.high.remove(&id);
+        }
+        self.states[i] = State::Empty;
+    }
+
+    /// Keys whose readings are kept whole (8 bytes a reading).
+    pub(super) fn whole_keys(&self) -> usize {
+        self.high.len()
+    }
+
+    /// The reading at ring position `pos` of key `id`.
+    #[inline]
+    pub(super) fn get(&self, cells: &Cells, id: u32, pos: usize) -> C::Item {
+        let cell = cells[id as usize * self.window + pos][C::LANE];
+        match self.states[id as usize] {
+            State::Coded(c) => C::decode(cell, c),
+            State::Whole => C::from_bits((self.high[&id][pos] as u64) << 32 | cell as u64),
+            State::Empty => unreachable!("a reading from an empty window"),
+        }
+    }
+
+    /// Stores `x` at ring position `pos` of key `id`, whose other live
+    /// readings are at `others`. Re-codes the key's readings when `x` does
+    /// not fit.
+    #[inline]
+    pub(super) fn set<I>(&mut self, cells: &mut Cells, id: u32, pos: usize, x: C::Item, others: I)
+    where
+        I: Iterator<Item = usize> + Clone,
+    {
+        if let State::Coded(c) = self.states[id as usize] {
+            if let Some(cell) = C::encode(x, c) {
+                cells[id as usize * self.window + pos][C::LANE] = cell;
+                return;
+            }
+        }
+        self.set_slow(cells, id, pos, x, others);
+    }
+
+    /// [`Packed::set`] for a reading that does not fit the key's code (its
+    /// first, or one past the code's range) or a key kept whole.
+    #[cold]
+    #[inline(never)]
+    fn set_slow<I: Iterator<Item = usize> + Clone>(
+        &mut self,
+        cells: &mut Cells,
+        id: u32,
+        pos: usize,
+        x: C::Item,
+        others: I,
+    ) {
+        if self.states[id as usize] != State::Whole {
+            self.recode(cells, id, x, others);
+        }
+        let at = id as usize * self.window + pos;
+        match self.states[id as usize] {
+            State::Coded(c) => {
+                cells[at][C::LANE] = C::encode(x, c).expect("the new code fits x");
+            }
+            _ => {
+                let bits = C::to_bits(x);
+                cells[at][C::LANE] = bits as u32;
+                if let Some(h) = self.high.get_mut(&id) {
+                    h[pos] = (bits >> 32) as u32;
+                }
+            }
+        }
+    }
+
+    /// Picks the code that fits key `id`'s live readings and `x`, else
+    /// whole readings, and rewrites the live readings in it.
+    fn recode<I: Iterator<Item = usize> + Clone>(
+        &mut self,
+        cells: &mut Cells,
+        id: u32,
+        x: C::Item,
+        others: I,
+    ) {
+        let live = others.clone().map(|p| self.get(cells, id, p));
+        let new = match C::fit(live.chain(std::iter::once(x))) {
+            Some(c) => State::Coded(c),
+            None => State::Whole,
+        };
+        if new == State::Whole {
+            self.high
+                .insert(id, vec![0; self.window].into_boxed_slice());
+        }
+        // Each reading is read in the old code before its cell is rewritten.
+        let base = id as usize * self.window;
+        for pos in others {
+            let v = self.get(cells, id, pos);
+            let bits = C::to_bits(v);
+            cells[base + pos][C::LANE] = match new {
+                State::Coded(c) => C::encode(v, c).expect("the new code fits"),
+                _ => bits as u32,
+            };
+            if let Some(h) = self.high.get_mut(&id) {
+                h[pos] = (bits >> 32) as u32;
+            }
+        }
+        self.states[id as usize] = new;
+    }
+}
