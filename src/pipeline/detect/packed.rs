@@ -23,8 +23,13 @@ pub(super) trait Coding {
     fn encode(x: Self::Item, c: Self::Code) -> Option<u32>;
     /// The reading a cell holds in code `c`.
     fn decode(cell: u32, c: Self::Code) -> Self::Item;
-    /// The cheapest code that fits every one of `items`, if one does.
-    fn fit(items: impl Iterator<Item = Self::Item> + Clone) -> Option<Self::Code>;
+    /// A code that fits every one of `items`, if one does: the cheapest,
+    /// or `hint` (the code last picked for any key) when it fits, which
+    /// saves a search when keys are alike.
+    fn fit(
+        items: impl Iterator<Item = Self::Item> + Clone,
+        hint: Option<Self::Code>,
+    ) -> Option<Self::Code>;
     /// The reading's 64 bits, for a key kept whole.
     fn to_bits(x: Self::Item) -> u64;
     /// A reading from its 64 bits.
@@ -51,6 +56,8 @@ pub(super) struct Packed<C: Coding> {
     pub(super) states: Vec<State<C::Code>>,
     /// The high halves of the keys kept whole.
     pub(super) high: FxHashMap<u32, Box<[u32]>>,
+    /// The code last picked, tried first for the next key to re-code.
+    last: Option<C::Code>,
     coding: PhantomData<C>,
 }
 
@@ -61,6 +68,7 @@ impl<C: Coding> Packed<C> {
             window,
             states: Vec::new(),
             high: FxHashMap::default(),
+            last: None,
             coding: PhantomData,
         }
     }
@@ -150,8 +158,11 @@ impl<C: Coding> Packed<C> {
         others: I,
     ) {
         let live = others.clone().map(|p| self.get(cells, id, p));
-        let new = match C::fit(live.chain(std::iter::once(x))) {
-            Some(c) => State::Coded(c),
+        let new = match C::fit(std::iter::once(x).chain(live), self.last) {
+            Some(c) => {
+                self.last = Some(c);
+                State::Coded(c)
+            }
             None => State::Whole,
         };
         if new == State::Whole {

@@ -47,7 +47,7 @@ impl Coding for TimeCoding {
     /// the offset's range, so that a steady key is re-encoded at most every
     /// 36 minutes; then whole milliseconds if every time is one; then
     /// microseconds if they still fit; else none (whole times).
-    fn fit(times: impl Iterator<Item = Micros> + Clone) -> Option<Offset> {
+    fn fit(times: impl Iterator<Item = Micros> + Clone, _: Option<Offset>) -> Option<Offset> {
         let (mut lo, mut hi, mut ms) = (Micros::MAX, Micros::MIN, true);
         for t in times {
             lo = lo.min(t);

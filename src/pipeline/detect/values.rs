@@ -44,11 +44,13 @@ impl Coding for ValueCoding {
         decode(cell, e)
     }
 
-    /// The smallest exponent that fits every value (smaller than a key's
-    /// present one, too, once the values that needed it have left the
-    /// window).
-    fn fit(values: impl Iterator<Item = f64> + Clone) -> Option<u8> {
-        (0..=MAX_EXP).find(|&e| values.clone().all(|v| encode(v, e).is_some()))
+    /// The exponent last picked when it fits every value, else the smallest
+    /// that does (smaller than a key's present one, too, once the values
+    /// that needed it have left the window).
+    fn fit(values: impl Iterator<Item = f64> + Clone, hint: Option<u8>) -> Option<u8> {
+        let fits = |e: u8| values.clone().all(|v| encode(v, e).is_some());
+        hint.filter(|&e| fits(e))
+            .or_else(|| (0..=MAX_EXP).find(|&e| fits(e)))
     }
 
     fn to_bits(x: f64) -> u64 {
