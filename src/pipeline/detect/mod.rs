@@ -188,9 +188,15 @@ impl Detector {
 
     /// Bytes of state for the live keys: their windows (8 bytes a reading
     /// slot, 4 more for a key whose times or values are kept whole), headers
-    /// with their key bytes, and table entries.
+    /// with their key bytes, the codes of their times and values, and table
+    /// entries (a slot number and a control byte).
     pub fn state_bytes(&self) -> usize {
-        let per_key = self.p.window * 8 + std::mem::size_of::<Slot>() + 4 + 2;
+        let per_key = self.p.window * 8
+            + std::mem::size_of::<Slot>()
+            + self.times.code_bytes()
+            + self.values.code_bytes()
+            + 4
+            + 1;
         self.map.len() * per_key
             + (self.times.whole_keys() + self.values.whole_keys()) * self.p.window * 4
             + self

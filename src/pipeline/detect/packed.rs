@@ -85,6 +85,11 @@ impl<C: Coding> Packed<C> {
         self.states[i] = State::Empty;
     }
 
+    /// Bytes of one key's code.
+    pub(super) fn code_bytes(&self) -> usize {
+        std::mem::size_of::<State<C::Code>>()
+    }
+
     /// Keys whose readings are kept whole (8 bytes a reading).
     pub(super) fn whole_keys(&self) -> usize {
         self.high.len()
