@@ -202,7 +202,7 @@ impl Decoder {
             ));
         }
         match std::str::from_utf8(bytes) {
-            Ok(t) if t.trim().is_empty() => Ok(None),
+            Ok(t) if is_blank(t) => Ok(None),
             Ok(t) => Ok(Some(t)),
             Err(e) => Err(Reject::new(
                 RejectReason::InvalidUtf8,
@@ -275,6 +275,17 @@ impl Decoder {
             }
             Err(r) => Decoded::Reject(r),
         }
+    }
+}
+
+/// Whether `t` is empty or white space only (Unicode's, as `str::trim`
+/// sees it). A line that starts with a visible ASCII character, as every
+/// event does, is answered from its first byte.
+#[inline]
+fn is_blank(t: &str) -> bool {
+    match t.as_bytes().first() {
+        Some(&b) if b.is_ascii() && !b.is_ascii_whitespace() => false,
+        _ => t.trim().is_empty(),
     }
 }
 

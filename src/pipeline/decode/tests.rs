@@ -83,6 +83,13 @@ fn source_kind_fills_a_missing_sensor() {
 fn empty_and_whitespace_lines_are_skipped_not_rejected() {
     assert_eq!(dec().decode_bytes(b"", None, 0), Decoded::Skip);
     assert_eq!(dec().decode_bytes(b" \t \r", None, 0), Decoded::Skip);
+    // Unicode white space (no-break and ideographic spaces) as `str::trim` sees it.
+    assert_eq!(
+        dec().decode_bytes("\u{a0}\u{3000} ".as_bytes(), None, 0),
+        Decoded::Skip
+    );
+    assert_eq!(reason(" x"), RejectReason::InvalidJson);
+    assert_eq!(reason("\u{a0}{}"), RejectReason::InvalidJson);
 }
 
 #[test]
