@@ -121,6 +121,23 @@ impl TableBuffer {
         std::mem::replace(self, next)
     }
 
+    /// Empties the buffer in place, keeping its capacity for the next rows.
+    pub fn clear(&mut self) {
+        for c in &mut self.columns {
+            match c {
+                ColumnBuf::Bytes { data, offsets } => {
+                    data.clear();
+                    offsets.truncate(1);
+                }
+                ColumnBuf::I64(v) => v.clear(),
+                ColumnBuf::F64(v) => v.clear(),
+            }
+        }
+        self.defs.iter_mut().for_each(Vec::clear);
+        self.rows = 0;
+        self.min_time = None;
+    }
+
     /// Approximate heap bytes held.
     pub fn bytes(&self) -> usize {
         self.columns

@@ -262,7 +262,7 @@ struct Tables {
 
 impl Tables {
     /// Appends row groups; `flush` then finishes every open file.
-    fn write(&mut self, bufs: &[TableBuffer], flush: bool) -> Result<(), ReplayError> {
+    fn write(&mut self, bufs: &[&TableBuffer], flush: bool) -> Result<(), ReplayError> {
         for b in bufs {
             self.files += self.writer.append(b, &self.stats)?.is_some() as u64;
         }
@@ -296,7 +296,7 @@ fn read_all(
         framer.push(&chunk[..n], &mut |line| lines.feed(pipeline, line, now));
         progress.add_busy(t0.elapsed().as_micros() as u64);
         if pipeline.max_buffered_rows() >= row_group {
-            tables.write(&pipeline.take_tables(row_group), false)?;
+            pipeline.write_tables(row_group, |full| tables.write(full, false))?;
         }
     }
     let now = now_micros();
@@ -304,7 +304,7 @@ fn read_all(
     pipeline.flush_windows();
     let row = progress.tick(now_micros(), pipeline, &tables.stats);
     pipeline.push_progress(&row);
-    tables.write(&pipeline.take_tables(1), true)
+    pipeline.write_tables(1, |all| tables.write(all, true))
 }
 
 /// Uploads every file in the spool (this replay's and any an earlier run

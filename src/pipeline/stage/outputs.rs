@@ -203,6 +203,34 @@ impl Pipeline {
             .collect()
     }
 
+    /// Hands the tables holding at least `min_rows` rows (1 = every
+    /// non-empty table) to `write`, then empties them in place: the next
+    /// rows reuse their memory, and no second buffer of a table ever
+    /// exists. For a caller that writes at once (`replay`); `run`'s
+    /// encoder thread takes them instead ([`Pipeline::take_tables`]).
+    /// Rows `write` fails on are dropped with the buffers, as taken ones
+    /// would be.
+    pub fn write_tables<E>(
+        &mut self,
+        min_rows: usize,
+        write: impl FnOnce(&[&TableBuffer]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let min_rows = min_rows.max(1);
+        let full: Vec<&TableBuffer> = self
+            .out
+            .tables
+            .iter()
+            .filter(|t| t.rows >= min_rows)
+            .collect();
+        let result = write(&full);
+        self.out
+            .tables
+            .iter_mut()
+            .filter(|t| t.rows >= min_rows)
+            .for_each(TableBuffer::clear);
+        result
+    }
+
     /// Rows waiting in the largest table.
     pub fn max_buffered_rows(&self) -> usize {
         self.out.tables.iter().map(|t| t.rows).max().unwrap_or(0)
