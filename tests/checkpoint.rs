@@ -258,7 +258,10 @@ fn feed(
     for l in lines {
         p.process_bytes("test", None, l.as_bytes(), 0, 0);
     }
-    (p.drain_alerts(), format!("{:?}", p.take_tables(1)))
+    (
+        p.drain_alerts(),
+        format!("{:?}", p.take_tables(pitchside::tables::RowGroupLimit::ANY)),
+    )
 }
 
 #[test]

@@ -9,6 +9,8 @@ use pitchside::commands::bench::venue::VenueMix;
 use pitchside::config;
 use pitchside::model::SensorKind;
 use pitchside::pipeline::Pipeline;
+use pitchside::sinks::writer::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
+use pitchside::tables::RowGroupLimit;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 use counting_alloc::allocations;
@@ -20,7 +22,11 @@ const BOUND: f64 = 0.05;
 const KEYS: u64 = 1_000;
 const WARM: usize = 60_000;
 const MEASURED: usize = 60_000;
-const ROW_GROUP: usize = 8_192;
+/// The row groups `run` hands to the encoder.
+const ROW_GROUP: RowGroupLimit = RowGroupLimit {
+    rows: ROW_GROUP_ROWS,
+    bytes: ROW_GROUP_BYTES,
+};
 
 fn kind_of(line: &str) -> SensorKind {
     let rest = line
@@ -54,7 +60,7 @@ fn per_event(raw: bool) -> [f64; 4] {
     for (n, line) in lines.iter().enumerate() {
         let a = allocations(|| {
             p.process_line("replay:mix", None, line.as_bytes(), n as u64 + 1, 0, 0);
-            if p.max_buffered_rows() >= ROW_GROUP {
+            if p.tables_due(ROW_GROUP) {
                 // The encoder's turn (it only reads them).
                 drop(p.take_tables(ROW_GROUP));
             }

@@ -18,20 +18,29 @@ use super::spool::{Spool, SpoolError, SpooledFile};
 use super::spool_queue::{free_disk, lock, SharedQueue};
 use crate::config::Config;
 use crate::sinks::UploadStats;
-use crate::tables::{ColumnBuf, TableBuffer, TableId};
+use crate::tables::{ColumnBuf, RowGroupLimit, TableBuffer, TableId};
 use crate::util::time::format_date;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-/// Rows the pipeline hands to the encoder at a time: one row group.
-pub fn row_group_rows(config: &Config) -> usize {
-    ROW_GROUP_ROWS.min(config.output.max_rows_per_file)
+/// When the pipeline hands a table's rows to the encoder: one row group.
+pub fn row_group_limit(config: &Config) -> RowGroupLimit {
+    RowGroupLimit {
+        rows: ROW_GROUP_ROWS.min(config.output.max_rows_per_file),
+        bytes: ROW_GROUP_BYTES,
+    }
 }
 
 /// Rows per Parquet row group (and per buffer handed to the encoder).
 pub const ROW_GROUP_ROWS: usize = 8_192;
+
+/// Bytes of buffered rows at which a table's row group is full before
+/// [`ROW_GROUP_ROWS`]: 8,192 rows of a windows or alerts table take 2–3 MiB,
+/// and a table that fills slowly (alerts) would hold its rows until the flush.
+/// Bounds the table buffers together to about this much per busy table.
+pub const ROW_GROUP_BYTES: usize = 1 << 20;
 
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]

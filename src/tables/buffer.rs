@@ -42,6 +42,32 @@ pub struct TableBuffer {
     nullable: u64,
 }
 
+/// When a table's buffered rows are due to go to the encoder as one row
+/// group: at `rows` rows or at `bytes` bytes of data, whichever comes first.
+/// The bytes bound wide tables (windows, alerts) and rare ones that would
+/// otherwise sit in memory until they reach `rows`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowGroupLimit {
+    /// Rows of a full row group.
+    pub rows: usize,
+    /// Bytes of buffered data ([`TableBuffer::bytes`]) of a full row group.
+    pub bytes: usize,
+}
+
+impl RowGroupLimit {
+    /// Every table that holds a row: a flush.
+    pub const ANY: RowGroupLimit = RowGroupLimit {
+        rows: 1,
+        bytes: usize::MAX,
+    };
+
+    /// Whether `t` holds a full row group.
+    #[inline]
+    pub fn reached_by(&self, t: &TableBuffer) -> bool {
+        t.rows > 0 && (t.rows >= self.rows || t.bytes() >= self.bytes)
+    }
+}
+
 /// The nullable columns of `table` as a bit mask.
 fn nullable_mask(table: TableId) -> u64 {
     let cols = table.columns();
@@ -297,5 +323,78 @@ mod tests {
                 buf.take();
             }
         }
+    }
+
+    /// A windows row with a device id of `id_len` bytes.
+    fn fill(buf: &mut TableBuffer, rows: usize, id_len: usize) {
+        let id = "d".repeat(id_len);
+        let table = buf.table;
+        for k in 0..rows {
+            let mut r = buf.row(k as i64);
+            for c in table.columns() {
+                r = match (c.ty, c.nullable) {
+                    (_, true) => r.opt_f64(Some(k as f64)),
+                    (ColType::Utf8 | ColType::Binary, false) => r.str(&id),
+                    (ColType::I64 | ColType::Ts, false) => r.i64(k as i64),
+                    (ColType::F64, false) => r.f64(0.5),
+                };
+            }
+            r.finish();
+        }
+    }
+
+    /// An emptied buffer is an empty buffer that keeps its memory: the same
+    /// rows after `clear` give the same buffer as in a new one.
+    #[test]
+    fn clear_empties_in_place_and_the_next_rows_are_as_in_a_new_buffer() {
+        let table = TableId::WindowsWearable;
+        let mut reused = TableBuffer::new(table);
+        fill(&mut reused, 100, 30);
+        let held = reused.columns.iter().map(col_capacity).collect::<Vec<_>>();
+        reused.clear();
+        let empty = TableBuffer::new(table).bytes();
+        assert_eq!(
+            (reused.rows, reused.min_time, reused.bytes()),
+            (0, None, empty)
+        );
+        let kept = reused.columns.iter().map(col_capacity).collect::<Vec<_>>();
+        assert_eq!(kept, held, "capacity kept");
+        fill(&mut reused, 7, 3);
+        let mut fresh = TableBuffer::new(table);
+        fill(&mut fresh, 7, 3);
+        assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
+    }
+
+    fn col_capacity(c: &ColumnBuf) -> usize {
+        match c {
+            ColumnBuf::Bytes { data, offsets } => data.capacity() + offsets.capacity(),
+            ColumnBuf::I64(v) => v.capacity(),
+            ColumnBuf::F64(v) => v.capacity(),
+        }
+    }
+
+    /// A row group is full at its rows or its bytes, whichever comes first;
+    /// an empty table never is, and `ANY` is every table with a row.
+    #[test]
+    fn a_row_group_is_full_at_its_rows_or_its_bytes() {
+        let limit = RowGroupLimit {
+            rows: 10,
+            bytes: 8192,
+        };
+        let mut buf = TableBuffer::new(TableId::WindowsWearable);
+        assert!(!limit.reached_by(&buf) && !RowGroupLimit::ANY.reached_by(&buf));
+        fill(&mut buf, 1, 3);
+        assert!(!limit.reached_by(&buf) && RowGroupLimit::ANY.reached_by(&buf));
+        fill(&mut buf, 9, 3);
+        assert!(buf.bytes() < 8192 && limit.reached_by(&buf), "10 rows");
+        let mut wide = TableBuffer::new(TableId::WindowsWearable);
+        fill(&mut wide, 2, 1000);
+        assert!(!limit.reached_by(&wide), "{} bytes", wide.bytes());
+        fill(&mut wide, 2, 1000);
+        assert!(
+            wide.rows < 10 && limit.reached_by(&wide),
+            "{} bytes",
+            wide.bytes()
+        );
     }
 }

@@ -6,7 +6,7 @@ mod buffer;
 mod progress;
 mod schema;
 
-pub use buffer::{ColumnBuf, RowWriter, TableBuffer};
+pub use buffer::{ColumnBuf, RowGroupLimit, RowWriter, TableBuffer};
 pub use progress::ProgressRow;
 
 use crate::model::SensorKind;

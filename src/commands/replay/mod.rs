@@ -19,10 +19,10 @@ use crate::pipeline::Pipeline;
 use crate::sinks::spool::{max_seq_in_folder, Spool, SpooledFile};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
-use crate::sinks::writer::{row_group_rows, TableWriter};
+use crate::sinks::writer::{row_group_limit, TableWriter};
 use crate::sinks::UploadStats;
 use crate::sources::framing::{Line, LineFramer};
-use crate::tables::TableBuffer;
+use crate::tables::{RowGroupLimit, TableBuffer};
 use crate::telemetry::ProgressTracker;
 use crate::util::time::now_micros;
 use std::io::Read;
@@ -282,7 +282,7 @@ fn read_all(
     pipeline: &mut Pipeline,
     tables: &mut Tables,
 ) -> Result<(), ReplayError> {
-    let row_group = row_group_rows(config);
+    let row_group = row_group_limit(config);
     let mut progress = ProgressTracker::new(now_micros());
     let mut framer = LineFramer::new(config.limits.max_event_bytes);
     let mut chunk = vec![0u8; 64 * 1024];
@@ -295,7 +295,7 @@ fn read_all(
         let t0 = Instant::now();
         framer.push(&chunk[..n], &mut |line| lines.feed(pipeline, line, now));
         progress.add_busy(t0.elapsed().as_micros() as u64);
-        if pipeline.max_buffered_rows() >= row_group {
+        if pipeline.tables_due(row_group) {
             pipeline.write_tables(row_group, |full| tables.write(full, false))?;
         }
     }
@@ -304,7 +304,7 @@ fn read_all(
     pipeline.flush_windows();
     let row = progress.tick(now_micros(), pipeline, &tables.stats);
     pipeline.push_progress(&row);
-    pipeline.write_tables(1, |all| tables.write(all, true))
+    pipeline.write_tables(RowGroupLimit::ANY, |all| tables.write(all, true))
 }
 
 /// Uploads every file in the spool (this replay's and any an earlier run

@@ -8,10 +8,11 @@ use crate::config::Config;
 use crate::model::RawInput;
 use crate::pipeline::Pipeline;
 use crate::sinks::alerts::{AlertSender, NotifyCooldown};
-use crate::sinks::writer::row_group_rows;
+use crate::sinks::writer::row_group_limit;
 use crate::sinks::UploadStats;
 use crate::state::journal::Recorder;
 use crate::state::StateStats;
+use crate::tables::RowGroupLimit;
 use crate::tables::TableBuffer;
 use crate::telemetry::systemd::Heartbeat;
 use crate::telemetry::{MetricsSnapshot, ProgressTracker};
@@ -71,7 +72,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         alert_out,
         console,
         heartbeat,
-        row_group: row_group_rows(&config),
+        row_group: row_group_limit(&config),
         progress: ProgressTracker::new(now_micros()),
     };
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
@@ -141,8 +142,8 @@ struct Task {
     notify: NotifyCooldown,
     console: Option<crate::console::ConsoleFeed>,
     heartbeat: Heartbeat,
-    /// Rows a table buffers before a row group goes to the encoder.
-    row_group: usize,
+    /// When a table's rows go to the encoder as a row group.
+    row_group: RowGroupLimit,
     progress: ProgressTracker,
 }
 
@@ -160,7 +161,7 @@ impl Task {
         self.recorder.commit(false);
         self.progress.add_busy(t0.elapsed().as_micros() as u64);
         self.send_alerts(clock);
-        if self.p.max_buffered_rows() >= self.row_group {
+        if self.p.tables_due(self.row_group) {
             let tables = self.p.take_tables(self.row_group);
             send(&self.tables, tables, false, &self.stats).await;
         }
@@ -313,7 +314,7 @@ async fn flush_with_checkpoint(
     send_batch(
         tx,
         Batch {
-            tables: p.take_tables(1),
+            tables: p.take_tables(RowGroupLimit::ANY),
             flush: true,
             checkpoint,
         },

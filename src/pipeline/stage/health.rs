@@ -158,7 +158,7 @@ mod tests {
         let c = p.counters();
         assert_eq!((c.device_events_silent, c.device_events_back), (1, 1));
         assert_eq!((c.devices, c.devices_silent), (2, 0));
-        let tables = p.take_tables(1);
+        let tables = p.take_tables(crate::tables::RowGroupLimit::ANY);
         let events = tables.iter().find(|t| t.table == TableId::DeviceEvents);
         assert_eq!(events.map(|t| t.rows), Some(2));
         let radar = p

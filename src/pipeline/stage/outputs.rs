@@ -8,7 +8,7 @@ use crate::pipeline::console_rows::{AckRecord, DeviceEventRecord};
 use crate::pipeline::detect::stats::Baseline;
 use crate::pipeline::rows::{write_alert_id, write_fatigue_alert_id, AlertRow, FatigueRow};
 use crate::pipeline::window::{GroupKey, WindowRow};
-use crate::tables::{TableBuffer, TableId};
+use crate::tables::{RowGroupLimit, TableBuffer, TableId};
 
 impl Outputs {
     fn push_live(&mut self, a: LiveAlert) {
@@ -192,47 +192,42 @@ impl Pipeline {
         row.write(&out.stamp, &mut out.tables[TableId::Progress.index()]);
     }
 
-    /// Takes the tables holding at least `min_rows` rows (1 = every non-empty table).
-    pub fn take_tables(&mut self, min_rows: usize) -> Vec<TableBuffer> {
-        let min_rows = min_rows.max(1);
+    /// Takes the tables that hold a full row group (`RowGroupLimit::ANY`:
+    /// every non-empty table).
+    pub fn take_tables(&mut self, limit: RowGroupLimit) -> Vec<TableBuffer> {
         self.out
             .tables
             .iter_mut()
-            .filter(|t| t.rows >= min_rows)
+            .filter(|t| limit.reached_by(t))
             .map(|t| t.take())
             .collect()
     }
 
-    /// Hands the tables holding at least `min_rows` rows (1 = every
-    /// non-empty table) to `write`, then empties them in place: the next
-    /// rows reuse their memory, and no second buffer of a table ever
-    /// exists. For a caller that writes at once (`replay`); `run`'s
-    /// encoder thread takes them instead ([`Pipeline::take_tables`]).
-    /// Rows `write` fails on are dropped with the buffers, as taken ones
-    /// would be.
+    /// Hands the tables that hold a full row group (`RowGroupLimit::ANY`:
+    /// every non-empty table) to `write`, then empties them in place: the
+    /// next rows reuse their memory, and no second buffer of a table ever
+    /// exists. For a caller that writes at once (`replay`); `run`'s encoder
+    /// thread takes them instead ([`Pipeline::take_tables`]). Rows `write`
+    /// fails on are dropped with the buffers, as taken ones would be.
     pub fn write_tables<E>(
         &mut self,
-        min_rows: usize,
+        limit: RowGroupLimit,
         write: impl FnOnce(&[&TableBuffer]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let min_rows = min_rows.max(1);
-        let full: Vec<&TableBuffer> = self
-            .out
-            .tables
-            .iter()
-            .filter(|t| t.rows >= min_rows)
+        let due: Vec<usize> = (self.out.tables.iter().enumerate())
+            .filter(|(_, t)| limit.reached_by(t))
+            .map(|(i, _)| i)
             .collect();
+        let full: Vec<&TableBuffer> = due.iter().map(|&i| &self.out.tables[i]).collect();
         let result = write(&full);
-        self.out
-            .tables
-            .iter_mut()
-            .filter(|t| t.rows >= min_rows)
-            .for_each(TableBuffer::clear);
+        for i in due {
+            self.out.tables[i].clear();
+        }
         result
     }
 
-    /// Rows waiting in the largest table.
-    pub fn max_buffered_rows(&self) -> usize {
-        self.out.tables.iter().map(|t| t.rows).max().unwrap_or(0)
+    /// Whether a table holds a full row group.
+    pub fn tables_due(&self, limit: RowGroupLimit) -> bool {
+        self.out.tables.iter().any(|t| limit.reached_by(t))
     }
 }

@@ -2,6 +2,7 @@ use super::clock::CLOCK_POLL;
 use super::*;
 use crate::model::{RejectReason, SensorKind};
 use crate::pipeline::rows::AlertRecord;
+use crate::tables::RowGroupLimit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -146,7 +147,7 @@ fn unknown_numeric_fields_are_counted_per_name_in_the_counters() {
 fn rejects_from_a_file_line_carry_the_line_number() {
     let mut p = Pipeline::new(&config(), false);
     p.process_line("replay:x", None, b"{oops", 42, NOW, NOW);
-    let t = p.take_tables(1);
+    let t = p.take_tables(RowGroupLimit::ANY);
     let rejects = t.iter().find(|b| b.table == TableId::Rejects).unwrap();
     assert_eq!(rejects.rows, 1);
     let col = TableId::Rejects
@@ -253,7 +254,7 @@ fn the_alerts_row_holds_the_identity_in_its_last_four_columns() {
         r#""sensor":"crowd","device_id":"slm-1","zone_id":"north-stand""#,
         "decibels",
     );
-    let t = p.take_tables(1);
+    let t = p.take_tables(RowGroupLimit::ANY);
     let alerts = t.iter().find(|b| b.table == TableId::Alerts).unwrap();
     assert_eq!(alerts.rows, 1);
     let cols = TableId::Alerts.columns();
@@ -271,4 +272,42 @@ fn the_alerts_row_holds_the_identity_in_its_last_four_columns() {
         panic!("zone_id is a string column");
     };
     assert_eq!(data, b"north-stand");
+}
+
+/// `write_tables` hands over the tables that hold a full row group and
+/// empties them; the others keep their rows for a later row group. An error
+/// from the writer comes back to the caller.
+#[test]
+fn write_tables_hands_over_and_empties_only_the_full_tables() {
+    let mut with_raw = config();
+    with_raw.output.raw = true;
+    let mut p = Pipeline::new(&with_raw, false);
+    for k in 0..3 {
+        p.process_bytes("test", None, &pitch(NOW + k * 1_000_000), NOW, NOW);
+    }
+    p.process_bytes("test", None, b"{not json", NOW, NOW);
+    let rows = |p: &Pipeline, t: TableId| p.out.tables[t.index()].rows;
+    assert_eq!((rows(&p, TableId::Raw), rows(&p, TableId::Rejects)), (3, 1));
+    let three = RowGroupLimit {
+        rows: 3,
+        bytes: usize::MAX,
+    };
+    assert!(p.tables_due(three));
+    let mut handed = Vec::new();
+    let r: Result<(), &str> = p.write_tables(three, |full| {
+        handed.extend(full.iter().map(|t| (t.table, t.rows)));
+        Err("disk full")
+    });
+    assert_eq!(r, Err("disk full"));
+    assert_eq!(handed, [(TableId::Raw, 3)]);
+    assert_eq!((rows(&p, TableId::Raw), rows(&p, TableId::Rejects)), (0, 1));
+    assert!(!p.tables_due(three));
+    let mut all = Vec::new();
+    p.write_tables(RowGroupLimit::ANY, |full| {
+        all.extend(full.iter().map(|t| t.table));
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    assert_eq!(all, [TableId::Rejects]);
+    assert!(!p.tables_due(RowGroupLimit::ANY));
 }
