@@ -214,15 +214,14 @@ impl Pipeline {
         limit: RowGroupLimit,
         write: impl FnOnce(&[&TableBuffer]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let due: Vec<usize> = (self.out.tables.iter().enumerate())
-            .filter(|(_, t)| limit.reached_by(t))
-            .map(|(i, _)| i)
-            .collect();
-        let full: Vec<&TableBuffer> = due.iter().map(|&i| &self.out.tables[i]).collect();
+        let tables = &mut self.out.tables;
+        let full: Vec<&TableBuffer> = tables.iter().filter(|t| limit.reached_by(t)).collect();
         let result = write(&full);
-        for i in due {
-            self.out.tables[i].clear();
-        }
+        // The same tables: `write` only read them.
+        tables
+            .iter_mut()
+            .filter(|t| limit.reached_by(t))
+            .for_each(TableBuffer::clear);
         result
     }
 
