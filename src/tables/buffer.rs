@@ -332,11 +332,10 @@ mod tests {
         for k in 0..rows {
             let mut r = buf.row(k as i64);
             for c in table.columns() {
-                r = match (c.ty, c.nullable) {
-                    (_, true) => r.opt_f64(Some(k as f64)),
-                    (ColType::Utf8 | ColType::Binary, false) => r.str(&id),
-                    (ColType::I64 | ColType::Ts, false) => r.i64(k as i64),
-                    (ColType::F64, false) => r.f64(0.5),
+                r = match c.ty {
+                    ColType::Utf8 | ColType::Binary => r.opt_str(Some(&id)),
+                    ColType::I64 | ColType::Ts => r.opt_i64(Some(k as i64)),
+                    ColType::F64 => r.opt_f64(Some(0.5)),
                 };
             }
             r.finish();
