@@ -114,8 +114,10 @@ impl DetectorSection {
 
 impl DetectorConfig {
     /// Bytes of the detector's state at most: `max_keys × window × 16` (a
-    /// value and a whole time a reading; 12 while times fit 4-byte offsets,
-    /// see `pipeline::detect::times`), which start-up checks against the machine.
+    /// whole value and a whole time a reading, 3 bytes each in the arena and
+    /// 5 on the side; 6 while they fit 3-byte codes, see
+    /// `pipeline::detect::times` and `values`), which start-up checks against
+    /// the machine.
     pub fn state_bytes(&self) -> u64 {
         self.max_keys as u64 * self.window as u64 * 16
     }

@@ -5,7 +5,7 @@
 //! Pure logic: time is the event time handed in, never the clock.
 //!
 //! Storage is one flat arena of `max_keys × window` cells, a reading's value
-//! and time side by side (4 bytes each, coded per key by `values` and
+//! and time side by side (3 bytes each, coded per key by `values` and
 //! `times`), allocated up front but only paged in as keys appear, plus a
 //! slab of per-key headers linked into an LRU list. Memory is set by
 //! `max_keys` and `window`, never by how many distinct keys pass through.
@@ -21,8 +21,8 @@
 //! append). `keys`: the key map, slots and LRU list. `evict`: idle expiry
 //! and eviction. `snapshot`: the checkpoint. `stats`: the running sums.
 //! `packed`: a half of the cells coded per key, exact, whole when no code
-//! fits. `times`: the reading times as 4-byte offsets. `values`: the
-//! readings as 4-byte decimal digits.
+//! fits. `times`: the reading times as 3-byte offsets. `values`: the
+//! readings as 3-byte decimal digits.
 
 mod evict;
 mod keys;
@@ -42,10 +42,12 @@ use values::Values;
 
 const NIL: u32 = u32::MAX;
 
-/// The detector's readings: per key `window` cells of two halves, [`VALUE`]
-/// (coded by [`Values`]) and [`TIME`] (coded by [`Times`]), side by side so
-/// that a reading's value and time are one cache line, not two.
-type Cells = [[u32; 2]];
+/// A reading: two halves of 3 bytes, [`VALUE`] (coded by [`Values`]) and
+/// [`TIME`] (coded by [`Times`]), side by side so that a reading's value and
+/// time are one cache line, not two.
+type Cell = [u8; 2 * packed::LANE_BYTES];
+/// The detector's readings: per key `window` cells.
+type Cells = [Cell];
 /// The half of a cell that holds a reading's value.
 const VALUE: usize = 0;
 /// The half of a cell that holds a reading's time.
@@ -128,7 +130,7 @@ pub struct Detector {
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// Every key's readings, `window` cells a key: [`VALUE`] and [`TIME`].
-    cells: Vec<[u32; 2]>,
+    cells: Vec<Cell>,
     values: Values,
     times: Times,
     lru_head: u32,
@@ -149,7 +151,7 @@ impl Detector {
             slots: Vec::with_capacity(p.max_keys.min(1 << 20)),
             free: Vec::new(),
             // Zeroed allocations are mapped lazily: untouched pages cost no RSS.
-            cells: vec![[0; 2]; p.max_keys * p.window],
+            cells: vec![[0; 2 * packed::LANE_BYTES]; p.max_keys * p.window],
             values: Values::new(p.window),
             times: Times::new(p.window),
             lru_head: NIL,
@@ -186,19 +188,21 @@ impl Detector {
         self.counters
     }
 
-    /// Bytes of state for the live keys: their windows (8 bytes a reading
-    /// slot, 4 more for a key whose times or values are kept whole), headers
+    /// Bytes of state for the live keys: their windows (6 bytes a reading
+    /// slot, 5 more for a key whose times or values are kept whole), headers
     /// with their key bytes, the codes of their times and values, and table
     /// entries (a slot number and a control byte).
     pub fn state_bytes(&self) -> usize {
-        let per_key = self.p.window * 8
+        let per_key = self.p.window * std::mem::size_of::<Cell>()
             + std::mem::size_of::<Slot>()
             + self.times.code_bytes()
             + self.values.code_bytes()
             + 4
             + 1;
         self.map.len() * per_key
-            + (self.times.whole_keys() + self.values.whole_keys()) * self.p.window * 4
+            + (self.times.whole_keys() + self.values.whole_keys())
+                * self.p.window
+                * packed::HIGH_BYTES
             + self
                 .map
                 .iter()

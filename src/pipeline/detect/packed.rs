@@ -1,17 +1,52 @@
-//! One half of the detector's cells, coded per key: 4 bytes a reading, exact.
+//! One half of the detector's cells, coded per key: 3 bytes a reading, exact.
 //!
 //! What goes in the half (a time in `times`, a value in `values`) is coded
-//! against one code per key ([`Coding`]). A reading that does not fit its
-//! key's code has the key's live readings re-coded with one that fits them
-//! all; a key no code fits is kept whole: the low half of each reading's 64
-//! bits in the cell and the high half on the side, 4 more bytes a reading
-//! for that key only.
+//! against one code per key ([`Coding`]) as a word of at most 24 bits. A
+//! reading that does not fit its key's code has the key's live readings
+//! re-coded with one that fits them all; a key no code fits is kept whole:
+//! the low 24 of each reading's 64 bits in the cell and the high 40 on the
+//! side, 5 more bytes a reading for that key only.
 
-use super::Cells;
+use super::{Cell, Cells};
 use crate::util::hash::FxHashMap;
 use std::marker::PhantomData;
 
-/// How one kind of reading is put in 4 bytes.
+/// Bytes of a cell's half.
+pub(super) const LANE_BYTES: usize = 3;
+/// The largest word a half holds.
+pub(super) const LANE_MAX: u32 = (1 << (8 * LANE_BYTES)) - 1;
+/// Bytes a reading of a key kept whole takes on the side.
+pub(super) const HIGH_BYTES: usize = 8 - LANE_BYTES;
+
+/// The word in half `lane` of `cell`.
+#[inline(always)]
+pub(super) fn load(cell: &Cell, lane: usize) -> u32 {
+    let b = &cell[lane * LANE_BYTES..][..LANE_BYTES];
+    b[0] as u32 | (b[1] as u32) << 8 | (b[2] as u32) << 16
+}
+
+/// Puts `word` (at most [`LANE_MAX`]) in half `lane` of `cell`.
+#[inline(always)]
+fn store(cell: &mut Cell, lane: usize, word: u32) {
+    debug_assert!(word <= LANE_MAX, "{word} does not fit a cell's half");
+    cell[lane * LANE_BYTES..][..LANE_BYTES].copy_from_slice(&word.to_le_bytes()[..LANE_BYTES]);
+}
+
+/// The high bits of a whole reading, kept on the side.
+type High = [u8; HIGH_BYTES];
+
+fn high_of(bits: u64) -> High {
+    let b = (bits >> (8 * LANE_BYTES)).to_le_bytes();
+    std::array::from_fn(|i| b[i])
+}
+
+fn whole(cell_word: u32, high: &High) -> u64 {
+    let mut b = [0u8; 8];
+    b[..HIGH_BYTES].copy_from_slice(high);
+    u64::from_le_bytes(b) << (8 * LANE_BYTES) | cell_word as u64
+}
+
+/// How one kind of reading is put in 3 bytes.
 pub(super) trait Coding {
     /// What is stored: a time or a value.
     type Item: Copy;
@@ -19,7 +54,7 @@ pub(super) trait Coding {
     type Code: Copy + PartialEq + std::fmt::Debug;
     /// The half of a cell it is kept in.
     const LANE: usize;
-    /// `x` in code `c`, if it fits.
+    /// `x` in code `c`, if it fits: a word of at most [`LANE_MAX`].
     fn encode(x: Self::Item, c: Self::Code) -> Option<u32>;
     /// The reading a cell holds in code `c`.
     fn decode(cell: u32, c: Self::Code) -> Self::Item;
@@ -43,7 +78,7 @@ pub(super) enum State<C> {
     Empty,
     /// In this code.
     Coded(C),
-    /// Whole: the high halves in [`Packed::high`].
+    /// Whole: the high bits in [`Packed::high`].
     Whole,
 }
 
@@ -54,8 +89,8 @@ pub(super) struct Packed<C: Coding> {
     pub(super) window: usize,
     /// Per key.
     pub(super) states: Vec<State<C::Code>>,
-    /// The high halves of the keys kept whole.
-    pub(super) high: FxHashMap<u32, Box<[u32]>>,
+    /// The high bits of the readings of the keys kept whole.
+    pub(super) high: FxHashMap<u32, Box<[High]>>,
     /// The code last picked, tried first for the next key to re-code.
     last: Option<C::Code>,
     coding: PhantomData<C>,
@@ -90,7 +125,7 @@ impl<C: Coding> Packed<C> {
         std::mem::size_of::<State<C::Code>>()
     }
 
-    /// Keys whose readings are kept whole (8 bytes a reading).
+    /// Keys whose readings are kept whole ([`HIGH_BYTES`] more a reading).
     pub(super) fn whole_keys(&self) -> usize {
         self.high.len()
     }
@@ -98,10 +133,10 @@ impl<C: Coding> Packed<C> {
     /// The reading at ring position `pos` of key `id`.
     #[inline]
     pub(super) fn get(&self, cells: &Cells, id: u32, pos: usize) -> C::Item {
-        let cell = cells[id as usize * self.window + pos][C::LANE];
+        let cell = load(&cells[id as usize * self.window + pos], C::LANE);
         match self.states[id as usize] {
             State::Coded(c) => C::decode(cell, c),
-            State::Whole => C::from_bits((self.high[&id][pos] as u64) << 32 | cell as u64),
+            State::Whole => C::from_bits(whole(cell, &self.high[&id][pos])),
             State::Empty => unreachable!("a reading from an empty window"),
         }
     }
@@ -115,8 +150,8 @@ impl<C: Coding> Packed<C> {
         I: Iterator<Item = usize> + Clone,
     {
         if let State::Coded(c) = self.states[id as usize] {
-            if let Some(cell) = C::encode(x, c) {
-                cells[id as usize * self.window + pos][C::LANE] = cell;
+            if let Some(word) = C::encode(x, c) {
+                store(&mut cells[id as usize * self.window + pos], C::LANE, word);
                 return;
             }
         }
@@ -141,13 +176,17 @@ impl<C: Coding> Packed<C> {
         let at = id as usize * self.window + pos;
         match self.states[id as usize] {
             State::Coded(c) => {
-                cells[at][C::LANE] = C::encode(x, c).expect("the new code fits x");
+                store(
+                    &mut cells[at],
+                    C::LANE,
+                    C::encode(x, c).expect("the new code fits x"),
+                );
             }
             _ => {
                 let bits = C::to_bits(x);
-                cells[at][C::LANE] = bits as u32;
+                store(&mut cells[at], C::LANE, bits as u32 & LANE_MAX);
                 if let Some(h) = self.high.get_mut(&id) {
-                    h[pos] = (bits >> 32) as u32;
+                    h[pos] = high_of(bits);
                 }
             }
         }
@@ -172,19 +211,20 @@ impl<C: Coding> Packed<C> {
         };
         if new == State::Whole {
             self.high
-                .insert(id, vec![0; self.window].into_boxed_slice());
+                .insert(id, vec![[0; HIGH_BYTES]; self.window].into_boxed_slice());
         }
         // Each reading is read in the old code before its cell is rewritten.
         let base = id as usize * self.window;
         for pos in others {
             let v = self.get(cells, id, pos);
             let bits = C::to_bits(v);
-            cells[base + pos][C::LANE] = match new {
+            let word = match new {
                 State::Coded(c) => C::encode(v, c).expect("the new code fits"),
-                _ => bits as u32,
+                _ => bits as u32 & LANE_MAX,
             };
+            store(&mut cells[base + pos], C::LANE, word);
             if let Some(h) = self.high.get_mut(&id) {
-                h[pos] = (bits >> 32) as u32;
+                h[pos] = high_of(bits);
             }
         }
         self.states[id as usize] = new;

@@ -105,7 +105,7 @@ proptest! {
         check_against_reference(&values, window);
     }
 
-    /// Readings as sensors send them, short decimals: stored as 4-byte
+    /// Readings as sensors send them, short decimals: stored as 3-byte
     /// digits (`values`), recoded as the decimals change, and exact.
     #[test]
     fn statistics_of_sensor_decimals_equal_a_two_pass_computation(
@@ -312,7 +312,7 @@ fn churn_through_a_million_keys_keeps_state_flat() {
 fn a_key_with_a_wrong_clock_keeps_exact_times_through_a_checkpoint() {
     use crate::util::codec::{Dec, Enc};
     // A device whose clock jumps by years between readings, and one with
-    // microsecond times 2 hours apart: neither fits a 4-byte offset, so their
+    // microsecond times 2 hours apart: neither fits a 3-byte offset, so their
     // times are kept whole; duplicates are still found exactly.
     let mut p = params(8, 4);
     p.idle_timeout = Micros::MAX; // keys far apart in time stay live

@@ -1,16 +1,15 @@
-//! The event times of the detector's readings, 4 bytes each instead of 8.
+//! The event times of the detector's readings, 3 bytes each instead of 8.
 //!
-//! A reading's time is stored as an offset from its key's base time: in
-//! microseconds while the key's window spans at most 35 minutes (the cheapest
-//! to encode), else in whole milliseconds when every time the key holds is one
-//! (RFC 3339 with milliseconds and epoch ms are: 49 days of span), else in
-//! microseconds up to 71 minutes. Times that fit none (a key whose window spans
-//! more, as a device with a wrong clock can make it) are kept whole: the low
-//! half in the arena and the high half on the side, 4 more bytes a reading for
-//! that key only, so a key never takes more than the 8 bytes a full time takes.
-//! Exact either way: the duplicate check compares whole times.
+//! A reading's time is stored as a 24-bit offset from its key's base time: in
+//! whole milliseconds when every time the key holds is one (RFC 3339 with
+//! milliseconds and epoch ms are), which spans 4.6 hours, else in
+//! microseconds, 16.7 seconds. Times that fit neither (a key whose window
+//! spans more, as a device with a wrong clock can make it) are kept whole:
+//! the low 3 bytes in the arena and the high 5 on the side, for that key
+//! only, so a key never takes more than the 8 bytes a full time takes. Exact
+//! either way: the duplicate check compares whole times.
 
-use super::packed::{Coding, Packed, State};
+use super::packed::{load, Coding, Packed, State, LANE_MAX};
 use super::{Cells, TIME};
 use crate::model::Micros;
 
@@ -43,10 +42,11 @@ impl Coding for TimeCoding {
         c.base + off as i64 * if c.ms { 1000 } else { 1 }
     }
 
-    /// Microseconds (the cheapest to encode) while the span is at most half
-    /// the offset's range, so that a steady key is re-encoded at most every
-    /// 36 minutes; then whole milliseconds if every time is one; then
-    /// microseconds if they still fit; else none (whole times).
+    /// Whole milliseconds if every time is one and they span at most 4.6
+    /// hours; else microseconds if they span at most 16.7 seconds; else none
+    /// (whole times). The base is the earliest time: a steady key is
+    /// re-encoded when its window passes the range, at most every 4.6 hours
+    /// less the window's span.
     fn fit(times: impl Iterator<Item = Micros> + Clone, _: Option<Offset>) -> Option<Offset> {
         let (mut lo, mut hi, mut ms) = (Micros::MAX, Micros::MIN, true);
         for t in times {
@@ -55,12 +55,8 @@ impl Coding for TimeCoding {
             ms &= t.rem_euclid(1000) == 0;
         }
         match hi.checked_sub(lo) {
-            Some(s) if s <= i32::MAX as i64 => Some(Offset {
-                base: lo,
-                ms: false,
-            }),
-            Some(s) if ms && s / 1000 <= u32::MAX as i64 => Some(Offset { base: lo, ms: true }),
-            Some(s) if s <= u32::MAX as i64 => Some(Offset {
+            Some(s) if ms && s / 1000 <= LANE_MAX as i64 => Some(Offset { base: lo, ms: true }),
+            Some(s) if s <= LANE_MAX as i64 => Some(Offset {
                 base: lo,
                 ms: false,
             }),
@@ -90,12 +86,14 @@ impl Times {
     ) -> Option<usize> {
         let w = self.window;
         let ring = &cells[id as usize * w..][..w];
-        let (off, high) = match self.states[id as usize] {
+        let (off, whole) = match self.states[id as usize] {
             State::Empty => return None,
-            State::Coded(c) => (TimeCoding::encode(t, c)?, None),
-            State::Whole => (t as u32, Some(((t as u64 >> 32) as u32, &self.high[&id]))),
+            State::Coded(c) => (TimeCoding::encode(t, c)?, false),
+            State::Whole => (t as u32 & LANE_MAX, true),
         };
-        let hit = |pos: &usize| ring[*pos][TIME] == off && high.is_none_or(|(h, hs)| hs[*pos] == h);
+        let hit = |pos: &usize| {
+            load(&ring[*pos], TIME) == off && (!whole || self.get(cells, id, *pos) == t)
+        };
         let first = (w - head).min(len);
         (head..head + first).chain(0..len - first).find(hit)
     }
@@ -113,7 +111,7 @@ fn encode(t: Micros, base: Micros, ms: bool) -> Option<u32> {
     } else {
         d
     };
-    u32::try_from(d).ok()
+    u32::try_from(d).ok().filter(|&w| w <= LANE_MAX)
 }
 
 #[cfg(test)]
@@ -125,7 +123,7 @@ mod tests {
     /// A model of one key's ring: what `Times` must give back.
     fn check(times: &[Micros], window: usize) {
         let mut arena = Times::new(window);
-        let mut cells = vec![[0; 2]; 3 * window];
+        let mut cells = vec![[0; 6]; 3 * window];
         let id = 1;
         arena.clear(id);
         let mut model: Vec<Option<Micros>> = vec![None; window];
@@ -158,20 +156,48 @@ mod tests {
 
     #[test]
     fn whole_milliseconds_take_the_millisecond_code() {
-        let day_ms = 86_400_000_000i64;
+        let minute = 60_000_000i64;
         let times: Vec<Micros> = (0..50)
-            .map(|k| 1_764_583_200_000_000 + k * day_ms / 2)
+            .map(|k| 1_764_583_200_000_000 + k * 7 * minute)
             .collect();
         check(&times, 8);
         let mut arena = Times::new(4);
-        let mut cells = vec![[0; 2]; 4];
+        let mut cells = vec![[0; 6]; 4];
         arena.clear(0);
         arena.set(&mut cells, 0, 0, times[0], std::iter::empty());
-        arena.set(&mut cells, 0, 1, times[0] + 40 * day_ms, std::iter::once(0));
-        assert_eq!(arena.whole_keys(), 0, "40 days of whole milliseconds fit");
-        arena.set(&mut cells, 0, 2, times[0] + 1, [0, 1].into_iter());
-        assert_eq!(arena.whole_keys(), 1, "40 days with a microsecond do not");
-        assert_eq!(arena.get(&cells, 0, 2), times[0] + 1);
+        arena.set(
+            &mut cells,
+            0,
+            1,
+            times[0] + 279 * minute,
+            std::iter::once(0),
+        );
+        assert_eq!(
+            arena.whole_keys(),
+            0,
+            "4.65 hours of whole milliseconds fit"
+        );
+        arena.set(&mut cells, 0, 2, times[0] + 20_000_001, [0, 1].into_iter());
+        assert_eq!(
+            arena.whole_keys(),
+            1,
+            "4.65 hours with a microsecond do not"
+        );
+        assert_eq!(arena.get(&cells, 0, 2), times[0] + 20_000_001);
+        arena.clear(0);
+        arena.set(&mut cells, 0, 0, times[0], std::iter::empty());
+        arena.set(
+            &mut cells,
+            0,
+            1,
+            times[0] + 280 * minute,
+            std::iter::once(0),
+        );
+        assert_eq!(arena.whole_keys(), 1, "4.67 hours do not");
+        arena.clear(0);
+        arena.set(&mut cells, 0, 0, times[0] + 1, std::iter::empty());
+        arena.set(&mut cells, 0, 1, times[0] + 16_000_000, std::iter::once(0));
+        assert_eq!(arena.whole_keys(), 0, "16 seconds of microseconds fit");
         arena.clear(0);
         assert_eq!(arena.whole_keys(), 0);
     }

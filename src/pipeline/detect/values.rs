@@ -1,22 +1,58 @@
-//! The values of the detector's readings, 4 bytes each instead of 8, exact.
+//! The values of the detector's readings, 3 bytes each instead of 8, exact.
 //!
 //! Sensors send short decimals (`149.48`, `89.6`, `1042`), and the decoder
 //! reads such a number as its digits divided by a power of ten. So a reading
-//! is stored as those digits, an `i32` `m`, with one exponent `e` per key,
-//! and read back as `m / 10^e`: the same IEEE division of the same two exact
-//! numbers, so the same bits. Each value is checked when it is stored; a key
-//! whose values need more decimals is re-encoded with a larger exponent (up
-//! to [`MAX_EXP`]), and a key with a value no exponent fits (a long
-//! fraction, a mapped value after `scale`, `-0.0`, a magnitude past 2^31
-//! digits) is kept whole: the low half of its bits in the arena and the high
-//! half on the side, 4 more bytes a reading for that key only. Exact either
-//! way: the running sums and the duplicate check see the very value stored.
+//! is stored as those digits `m`, with one exponent `e` and one base `b` per
+//! key: the cell holds `m − b` in 24 bits, and the value is read back as
+//! `m / 10^e`, the same IEEE division of the same two exact numbers, so the
+//! same bits. Each value is checked when it is stored. A key whose values
+//! need more decimals, or spread past the 16.7 million digits a cell holds
+//! around the base, is re-encoded (exponents up to [`MAX_EXP`], the base in
+//! the middle of the values' spread so that the next ones fit too), and a
+//! key with a value no exponent fits (a long fraction, a mapped value after
+//! `scale`, `-0.0`, a magnitude past 2^31 digits) is kept whole: the low 3
+//! bytes of its bits in the arena and the high 5 on the side, for that key
+//! only. Exact either way: the running sums and the duplicate check see the
+//! very value stored.
 
-use super::packed::{Coding, Packed};
+use super::packed::{Coding, Packed, State, LANE_MAX};
 use super::{Cells, VALUE};
 
-/// Largest decimal exponent tried: 10^9 and the digits are exact in an `f64`.
+/// Largest decimal exponent tried: 10^9 is exact in an `f64`.
 const MAX_EXP: u8 = 9;
+
+/// A decimal exponent, 0 to [`MAX_EXP`]: an enum, so that a key's state
+/// ([`State`] of [`Digits`]) is 8 bytes, not 12.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Exp {
+    E0,
+    E1,
+    E2,
+    E3,
+    E4,
+    E5,
+    E6,
+    E7,
+    E8,
+    E9,
+}
+
+/// Every exponent, smallest first.
+const EXPS: [Exp; MAX_EXP as usize + 1] = [
+    Exp::E0,
+    Exp::E1,
+    Exp::E2,
+    Exp::E3,
+    Exp::E4,
+    Exp::E5,
+    Exp::E6,
+    Exp::E7,
+    Exp::E8,
+    Exp::E9,
+];
+
+const _: () = assert!(std::mem::size_of::<State<Digits>>() == 8);
 
 /// Powers of ten that are exact in an `f64`.
 const POW10: [f64; MAX_EXP as usize + 1] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
@@ -28,29 +64,48 @@ pub(super) struct ValueCoding;
 /// The values of every key's readings.
 pub(super) type Values = Packed<ValueCoding>;
 
+/// A key's values: `x = (base + cell) / 10^exp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Digits {
+    exp: Exp,
+    base: i32,
+}
+
 impl Coding for ValueCoding {
     type Item = f64;
-    /// The decimal exponent.
-    type Code = u8;
+    type Code = Digits;
     const LANE: usize = VALUE;
 
     #[inline]
-    fn encode(x: f64, e: u8) -> Option<u32> {
-        encode(x, e)
+    fn encode(x: f64, c: Digits) -> Option<u32> {
+        let off = digits(x, c.exp)? - c.base as i64;
+        (0..=LANE_MAX as i64).contains(&off).then_some(off as u32)
     }
 
     #[inline]
-    fn decode(cell: u32, e: u8) -> f64 {
-        decode(cell, e)
+    fn decode(cell: u32, c: Digits) -> f64 {
+        value(c.base as i64 + cell as i64, c.exp)
     }
 
     /// The exponent last picked when it fits every value, else the smallest
     /// that does (smaller than a key's present one, too, once the values
-    /// that needed it have left the window).
-    fn fit(values: impl Iterator<Item = f64> + Clone, hint: Option<u8>) -> Option<u8> {
-        let fits = |e: u8| values.clone().all(|v| encode(v, e).is_some());
-        hint.filter(|&e| fits(e))
-            .or_else(|| (0..=MAX_EXP).find(|&e| fits(e)))
+    /// that needed it have left the window); the base in the middle of the
+    /// room the values' spread leaves.
+    fn fit(values: impl Iterator<Item = f64> + Clone, hint: Option<Digits>) -> Option<Digits> {
+        let at = |exp: Exp| {
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for v in values.clone() {
+                let m = digits(v, exp)?;
+                (lo, hi) = (lo.min(m), hi.max(m));
+            }
+            let room = (LANE_MAX as i64).checked_sub(hi - lo).filter(|&r| r >= 0)?;
+            Some(Digits {
+                exp,
+                base: i32::try_from(lo - room / 2).ok()?,
+            })
+        };
+        hint.and_then(|h| at(h.exp))
+            .or_else(|| EXPS.into_iter().find_map(at))
     }
 
     fn to_bits(x: f64) -> u64 {
@@ -78,24 +133,23 @@ impl Values {
 
 /// `x` as digits `m` with `x == m / 10^e` to the bit, if it is one.
 #[inline]
-fn encode(x: f64, e: u8) -> Option<u32> {
+fn digits(x: f64, e: Exp) -> Option<i64> {
     // Rounded half away from zero by truncating (`f64::round` is a library
     // call on baseline x86-64); `as` saturates out of range. Any `m` that
     // reads back as `x` to the bit is right, and the check is exact.
     let half = if x < 0.0 { -0.5 } else { 0.5 };
-    let m = (x * POW10[e as usize] + half) as i32;
-    (decode(m as u32, e).to_bits() == x.to_bits()).then_some(m as u32)
+    let m = (x * POW10[e as usize] + half) as i64;
+    (m.unsigned_abs() < 1 << 31 && value(m, e).to_bits() == x.to_bits()).then_some(m)
 }
 
-/// The value of digits `cell` at exponent `e`.
+/// The value of digits `m` at exponent `e`.
 #[inline]
-fn decode(cell: u32, e: u8) -> f64 {
-    cell as i32 as f64 / POW10[e as usize]
+fn value(m: i64, e: Exp) -> f64 {
+    m as f64 / POW10[e as usize]
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::packed::State;
     use super::super::ring_model::appends;
     use super::*;
     use proptest::prelude::*;
@@ -103,7 +157,7 @@ mod tests {
     /// A model of one key's ring: what `Values` must give back, to the bit.
     fn check(values: &[f64], window: usize) -> Values {
         let mut arena = Values::new(window);
-        let mut cells = vec![[0; 2]; 3 * window];
+        let mut cells = vec![[0; 6]; 3 * window];
         let id = 1;
         arena.clear(id);
         let mut model: Vec<Option<u64>> = vec![None; window];
@@ -125,30 +179,28 @@ mod tests {
     }
 
     #[test]
-    fn short_decimals_take_four_bytes_and_come_back_to_the_bit() {
-        let values: Vec<f64> = [
-            "149.48",
-            "150.5",
-            "72",
-            "-3.25",
-            "0.001",
-            "214748.3647",
-            "0",
-        ]
-        .iter()
-        .map(|t| t.parse().unwrap_or(0.0))
-        .collect();
+    fn short_decimals_take_three_bytes_and_come_back_to_the_bit() {
+        let values: Vec<f64> = ["149.48", "150.5", "72", "-3.25", "0.001", "14.3647", "0"]
+            .iter()
+            .map(|t| t.parse().unwrap_or(0.0))
+            .collect();
         let arena = check(&values, 4);
         assert_eq!(arena.whole_keys(), 0, "every one is a short decimal");
-        assert_eq!(
-            arena.states[1],
-            State::Coded(4),
-            "214748.3647 raised the exponent to 4"
-        );
+        let exp = |a: &Values| match a.states[1] {
+            State::Coded(c) => Some(c.exp as u8),
+            _ => None,
+        };
+        assert_eq!(exp(&arena), Some(4), "14.3647 raised the exponent to 4");
         // Once the values with four decimals have left the window, a value
         // that needs a smaller exponent lowers it instead of going whole.
-        let arena = check(&[0.0001, 1.5, 2.5, 3.5, 4.5, 2_000_000.5], 4);
-        assert_eq!((arena.whole_keys(), arena.states[1]), (0, State::Coded(1)));
+        let arena = check(&[0.0001, 1.5, 2.5, 3.5, 4.5, 1_000_000.5], 4);
+        assert_eq!((arena.whole_keys(), exp(&arena)), (0, Some(1)));
+        // Digits far from zero fit around their base; a spread wider than a
+        // cell's 24 bits does not, at any exponent.
+        let arena = check(&[51.5073509, 51.5073611, 51.5072977, 51.5074001], 4);
+        assert_eq!((arena.whole_keys(), exp(&arena)), (0, Some(7)));
+        let arena = check(&[1.0, 16_777_215.0, 16_777_216.0, 0.5], 4);
+        assert_eq!(arena.whole_keys(), 1, "a spread of 2^24 digits");
     }
 
     #[test]
