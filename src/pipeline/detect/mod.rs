@@ -189,7 +189,7 @@ impl Detector {
     }
 
     /// Bytes of state for the live keys: their windows (6 bytes a reading
-    /// slot, 5 more for a key whose times or values are kept whole), headers
+    /// slot, 5 more for each half, times or values, a key keeps whole), headers
     /// with their key bytes, the codes of their times and values, and table
     /// entries (a slot number and a control byte).
     pub fn state_bytes(&self) -> usize {

@@ -45,8 +45,8 @@ impl Coding for TimeCoding {
     /// Whole milliseconds if every time is one and they span at most 4.6
     /// hours; else microseconds if they span at most 16.7 seconds; else none
     /// (whole times). The base is the earliest time: a steady key is
-    /// re-encoded when its window passes the range, at most every 4.6 hours
-    /// less the window's span.
+    /// re-encoded when its newest time passes the range, about once every
+    /// 4.6 hours less the window's span.
     fn fit(times: impl Iterator<Item = Micros> + Clone, _: Option<Offset>) -> Option<Offset> {
         let (mut lo, mut hi, mut ms) = (Micros::MAX, Micros::MIN, true);
         for t in times {

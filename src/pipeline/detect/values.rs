@@ -7,8 +7,10 @@
 //! `m / 10^e`, the same IEEE division of the same two exact numbers, so the
 //! same bits. Each value is checked when it is stored. A key whose values
 //! need more decimals, or spread past the 16.7 million digits a cell holds
-//! around the base, is re-encoded (exponents up to [`MAX_EXP`], the base in
-//! the middle of the values' spread so that the next ones fit too), and a
+//! around the base, is re-encoded (exponents up to [`MAX_EXP`]; the base
+//! below the lowest value by half the room the spread leaves, so that the
+//! spread sits in the middle of the cell's range and the next values fit
+//! too), and a
 //! key with a value no exponent fits (a long fraction, a mapped value after
 //! `scale`, `-0.0`, a magnitude past 2^31 digits) is kept whole: the low 3
 //! bytes of its bits in the arena and the high 5 on the side, for that key
@@ -18,7 +20,8 @@
 use super::packed::{Coding, Packed, State, LANE_MAX};
 use super::{Cells, VALUE};
 
-/// Largest decimal exponent tried: 10^9 is exact in an `f64`.
+/// Largest decimal exponent tried: more decimals than 9 rarely leave a
+/// sensor value's digits under 2^31, the bound [`digits`] keeps.
 const MAX_EXP: u8 = 9;
 
 /// A decimal exponent, 0 to [`MAX_EXP`]: an enum, so that a key's state
@@ -87,10 +90,11 @@ impl Coding for ValueCoding {
         value(c.base as i64 + cell as i64, c.exp)
     }
 
-    /// The exponent last picked when it fits every value, else the smallest
-    /// that does (smaller than a key's present one, too, once the values
-    /// that needed it have left the window); the base in the middle of the
-    /// room the values' spread leaves.
+    /// The exponent last picked (for any key) when it fits every value, else
+    /// the smallest that does, which can be smaller than the key's present
+    /// one once the values that needed it have left the window; the base
+    /// below the lowest value by half the room the spread leaves (never
+    /// below `i32::MIN`, which the lowest value is above).
     fn fit(values: impl Iterator<Item = f64> + Clone, hint: Option<Digits>) -> Option<Digits> {
         let at = |exp: Exp| {
             let (mut lo, mut hi) = (i64::MAX, i64::MIN);
@@ -101,7 +105,7 @@ impl Coding for ValueCoding {
             let room = (LANE_MAX as i64).checked_sub(hi - lo).filter(|&r| r >= 0)?;
             Some(Digits {
                 exp,
-                base: i32::try_from(lo - room / 2).ok()?,
+                base: (lo - room / 2).max(i32::MIN as i64) as i32,
             })
         };
         hint.and_then(|h| at(h.exp))
@@ -199,8 +203,15 @@ mod tests {
         // cell's 24 bits does not, at any exponent.
         let arena = check(&[51.5073509, 51.5073611, 51.5072977, 51.5074001], 4);
         assert_eq!((arena.whole_keys(), exp(&arena)), (0, Some(7)));
-        let arena = check(&[1.0, 16_777_215.0, 16_777_216.0, 0.5], 4);
+        let arena = check(&[0.0, 16_777_215.0], 4);
+        assert_eq!(arena.whole_keys(), 0, "a spread of 2^24 - 1 digits fits");
+        let arena = check(&[0.0, 16_777_216.0], 4);
         assert_eq!(arena.whole_keys(), 1, "a spread of 2^24 digits");
+        // Digits near the ends of an i32 keep a base inside it.
+        for edge in [-2_147_483_000.0, 2_147_483_000.0, -2_147_483_647.0] {
+            let arena = check(&[edge, edge + 1.0], 4);
+            assert_eq!(arena.whole_keys(), 0, "{edge}");
+        }
     }
 
     #[test]
