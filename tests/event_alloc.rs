@@ -9,7 +9,7 @@ use pitchside::commands::bench::venue::VenueMix;
 use pitchside::config;
 use pitchside::model::SensorKind;
 use pitchside::pipeline::Pipeline;
-use pitchside::sinks::writer::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
+use pitchside::sinks::writer::{RAW_ROW_GROUP_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 use pitchside::tables::RowGroupLimit;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
@@ -26,6 +26,7 @@ const MEASURED: usize = 60_000;
 const ROW_GROUP: RowGroupLimit = RowGroupLimit {
     rows: ROW_GROUP_ROWS,
     bytes: ROW_GROUP_BYTES,
+    raw_bytes: RAW_ROW_GROUP_BYTES,
 };
 
 fn kind_of(line: &str) -> SensorKind {

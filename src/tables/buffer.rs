@@ -43,15 +43,19 @@ pub struct TableBuffer {
 }
 
 /// When a table's buffered rows are due to go to the encoder as one row
-/// group: at `rows` rows or at `bytes` bytes of data, whichever comes first.
-/// The bytes bound wide tables (windows, alerts) and rare ones that would
-/// otherwise sit in memory until they reach `rows`.
+/// group: at `rows` rows or at `bytes` bytes of data (`raw_bytes` for the
+/// `raw` table), whichever comes first. The bytes bound wide tables (windows,
+/// alerts) and rare ones that would otherwise sit in memory until they reach
+/// `rows`; the `raw` table, narrow and one row a reading, has its own bound so
+/// that its row groups stay whole at `rows`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowGroupLimit {
     /// Rows of a full row group.
     pub rows: usize,
     /// Bytes of buffered data ([`TableBuffer::bytes`]) of a full row group.
     pub bytes: usize,
+    /// The same for the `raw` table.
+    pub raw_bytes: usize,
 }
 
 impl RowGroupLimit {
@@ -59,12 +63,17 @@ impl RowGroupLimit {
     pub const ANY: RowGroupLimit = RowGroupLimit {
         rows: 1,
         bytes: usize::MAX,
+        raw_bytes: usize::MAX,
     };
 
     /// Whether `t` holds a full row group.
     #[inline]
     pub fn reached_by(&self, t: &TableBuffer) -> bool {
-        t.rows > 0 && (t.rows >= self.rows || t.bytes() >= self.bytes)
+        let bytes = match t.table {
+            TableId::Raw => self.raw_bytes,
+            _ => self.bytes,
+        };
+        t.rows > 0 && (t.rows >= self.rows || t.bytes() >= bytes)
     }
 }
 
@@ -379,6 +388,7 @@ mod tests {
         let limit = RowGroupLimit {
             rows: 10,
             bytes: 8192,
+            raw_bytes: usize::MAX,
         };
         let mut buf = TableBuffer::new(TableId::WindowsWearable);
         assert!(!limit.reached_by(&buf) && !RowGroupLimit::ANY.reached_by(&buf));
@@ -395,5 +405,27 @@ mod tests {
             "{} bytes",
             wide.bytes()
         );
+    }
+
+    /// The `raw` table is held to `raw_bytes`, every other table to `bytes`.
+    #[test]
+    fn the_raw_table_has_its_own_byte_limit() {
+        let limit = RowGroupLimit {
+            rows: 1000,
+            bytes: 8192,
+            raw_bytes: 32768,
+        };
+        let mut raw = TableBuffer::new(TableId::Raw);
+        let mut late = TableBuffer::new(TableId::Late);
+        while raw.bytes() < 8192 || late.bytes() < 8192 {
+            fill(&mut raw, 1, 20);
+            fill(&mut late, 1, 20);
+        }
+        assert!(limit.reached_by(&late) && !limit.reached_by(&raw));
+        while raw.bytes() < 32768 {
+            assert!(!limit.reached_by(&raw), "{} bytes", raw.bytes());
+            fill(&mut raw, 1, 20);
+        }
+        assert!(raw.rows < 1000 && limit.reached_by(&raw));
     }
 }
