@@ -467,3 +467,25 @@ fn bench_in_every_input_format_decodes_every_event_to_the_same_alerts() {
         "{alerts:?}"
     );
 }
+
+/// `bench --dir` takes a relative folder as well (it used to make a store
+/// URL `file://out/store` that the config check refused) and keeps the
+/// input and the tables there.
+#[test]
+fn bench_keeps_its_files_in_a_relative_dir() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = bin()
+        .current_dir(cwd.path())
+        .args(["bench", "--events", "2000", "--keys", "20", "--dir", "b"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = cwd.path().join("b");
+    assert!(dir.join("input.jsonl").is_file());
+    assert!(!common::files(&dir.join("out"), "windows_generic").is_empty());
+}

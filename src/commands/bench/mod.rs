@@ -177,7 +177,9 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let dir = match &a.dir {
         Some(d) => {
             std::fs::create_dir_all(d)?;
-            d.clone()
+            // The store URL below needs an absolute path (`--dir out` made
+            // "file://out/store", which the config check refused).
+            std::path::absolute(d)?
         }
         None => {
             tmp = std::env::temp_dir().join(format!("pitchside-bench-{}", std::process::id()));
