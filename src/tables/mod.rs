@@ -4,10 +4,12 @@
 
 mod buffer;
 mod progress;
+mod row_group;
 mod schema;
 
-pub use buffer::{ColumnBuf, RowGroupLimit, RowWriter, TableBuffer};
+pub use buffer::{ColumnBuf, RowWriter, TableBuffer};
 pub use progress::ProgressRow;
+pub use row_group::RowGroupLimit;
 
 use crate::model::SensorKind;
 use std::sync::OnceLock;
