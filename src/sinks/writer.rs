@@ -46,7 +46,7 @@ pub const ROW_GROUP_ROWS: usize = 8_192;
 pub const ROW_GROUP_BYTES: usize = 512 << 10;
 
 /// [`ROW_GROUP_BYTES`] for the `raw` table: 8,192 of its rows take about
-/// 0.8 MiB, and splitting its row groups at 512 KiB cost 164 instructions an
+/// 0.9 MiB, and splitting its row groups at 512 KiB cost 164 instructions an
 /// event with `raw` on (more pages, smaller zstd frames). Its rows are narrow,
 /// so this bound only binds for the longest ids.
 pub const RAW_ROW_GROUP_BYTES: usize = 1 << 20;
