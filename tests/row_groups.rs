@@ -32,23 +32,37 @@ fn input() -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Replays `input` with the config `cfg` into `dir`/out and returns the
+/// rows of each row group of `table`, file by file.
+fn row_groups(
+    dir: &std::path::Path,
+    cfg: &std::path::Path,
+    input: &[u8],
+    table: &str,
+) -> Vec<usize> {
+    let path = dir.join("input.jsonl");
+    std::fs::write(&path, input).unwrap();
+    let out = dir.join("out");
+    let o = Replay::new(cfg, &path).output(&out).run();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut groups = Vec::new();
+    for f in files(&out, table) {
+        let r = SerializedFileReader::new(std::fs::File::open(&f).unwrap()).unwrap();
+        groups.extend(
+            r.metadata()
+                .row_groups()
+                .iter()
+                .map(|rg| rg.num_rows() as usize),
+        );
+    }
+    groups
+}
+
 #[test]
 fn wide_rows_go_to_the_encoder_at_the_byte_limit_and_none_is_lost() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), "");
-    let path = dir.path().join("wide.jsonl");
-    std::fs::write(&path, input()).unwrap();
-    let out = dir.path().join("out");
-    let o = Replay::new(&cfg, &path).output(&out).run();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-
-    let mut groups = Vec::new();
-    for f in files(&out, "windows_generic") {
-        let r = SerializedFileReader::new(std::fs::File::open(&f).unwrap()).unwrap();
-        for rg in r.metadata().row_groups() {
-            groups.push(rg.num_rows() as usize);
-        }
-    }
+    let groups = row_groups(dir.path(), &cfg, &input(), "windows_generic");
     let rows: usize = groups.iter().sum();
     assert_eq!(rows, DEVICES * MINUTES, "one window a device and minute");
     // About 2,400 rows of ~220 bytes make 512 KiB (a minute's windows close
@@ -84,19 +98,7 @@ fn raw_row_groups_stay_whole_at_their_rows() {
             120 + k % 40
         );
     }
-    let path = dir.path().join("narrow.jsonl");
-    std::fs::write(&path, lines).unwrap();
-    let out = dir.path().join("out");
-    let o = Replay::new(&cfg, &path).output(&out).run();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-
-    let mut groups = Vec::new();
-    for f in files(&out, "raw") {
-        let r = SerializedFileReader::new(std::fs::File::open(&f).unwrap()).unwrap();
-        for rg in r.metadata().row_groups() {
-            groups.push(rg.num_rows() as usize);
-        }
-    }
+    let groups = row_groups(dir.path(), &cfg, lines.as_bytes(), "raw");
     assert_eq!(groups.iter().sum::<usize>(), 20_000, "{groups:?}");
     assert_eq!(groups.len(), 3, "{groups:?}");
     for &n in &groups[..2] {
