@@ -7,7 +7,9 @@
 use crate::model::Micros;
 use crate::tables::{ColType, ColumnBuf, TableBuffer, TableId};
 use bytes::Bytes;
-use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as Physical, ZstdLevel};
+use parquet::basic::{
+    Compression, Encoding, LogicalType, Repetition, TimeUnit, Type as Physical, ZstdLevel,
+};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::properties::{WriterProperties, WriterVersion};
@@ -22,6 +24,15 @@ use std::sync::Arc;
 /// compress better (the `raw` table of 1,000,000 venue lines: 27.7 → 19.2 MB,
 /// 786 fewer instructions an event). No table of windows has these names.
 const PLAIN_COLUMNS: [&str; 4] = ["value", "event_id", "event_time", "received_at"];
+
+/// The integer ones among them, written `DELTA_BINARY_PACKED`: ids and
+/// times that climb row by row take a byte or two a value instead of eight,
+/// so zstd has a fifth of the bytes to compress (the `raw` table of 100,000
+/// venue lines: 1.92 → 1.50 MB, 496 fewer instructions an event). Spark reads
+/// the encoding from 3.3 on (the ingest tests read it with 3.5), as do
+/// pyarrow, DuckDB and delta-rs. `value` stays `PLAIN`: the encoding for
+/// floats (`BYTE_STREAM_SPLIT`) has no vectorized reader in Spark 3.5.
+const DELTA_COLUMNS: [&str; 3] = ["event_id", "event_time", "received_at"];
 
 /// Rows handed to the column writers at a time.
 const CHUNK_ROWS: usize = 8192;
@@ -66,6 +77,9 @@ pub fn properties(snappy: bool, row_group_rows: usize) -> Result<WriterPropertie
         .fold(WriterProperties::builder(), |b, c| {
             b.set_column_dictionary_enabled(ColumnPath::from(*c), false)
         });
+    let plain = DELTA_COLUMNS.iter().fold(plain, |b, c| {
+        b.set_column_encoding(ColumnPath::from(*c), Encoding::DELTA_BINARY_PACKED)
+    });
     Ok(plain
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_created_by(format!("pitchside {}", env!("CARGO_PKG_VERSION")))
@@ -181,14 +195,16 @@ pub fn encode(buf: &TableBuffer, snappy: bool) -> Result<Vec<u8>, ParquetError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parquet::basic::Encoding;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
-    #[test]
-    fn reading_columns_are_plain_and_repeated_ones_keep_their_dictionary() {
+    /// 100 `raw` rows: ids and times that climb, with jumps back and nulls
+    /// among the event ids (a delta column's definition levels).
+    fn raw_rows() -> (TableBuffer, Vec<(Option<i64>, i64, i64)>) {
         let mut buf = TableBuffer::new(TableId::Raw);
+        let mut rows = Vec::new();
         for k in 0..100i64 {
-            let t = 1_764_531_000_000_000 + k * 1000;
+            let t = 1_764_531_000_000_000 + k * 1000 - (k % 7 == 3) as i64 * 90_000_000;
+            let id = (k % 11 != 5).then_some(k * 3 - (k % 13 == 0) as i64 * 1000);
             buf.row(t)
                 .str("venue")
                 .str("gw")
@@ -197,11 +213,18 @@ mod tests {
                 .str("heart_rate")
                 .f64(140.0 + k as f64 / 100.0)
                 .i64(1042)
-                .opt_i64(Some(k))
+                .opt_i64(id)
                 .i64(t)
-                .i64(t + 7)
+                .i64(t + 7 + k % 3)
                 .finish();
+            rows.push((id, t, t + 7 + k % 3));
         }
+        (buf, rows)
+    }
+
+    #[test]
+    fn reading_columns_are_plain_or_delta_and_repeated_ones_keep_their_dictionary() {
+        let (buf, _) = raw_rows();
         let bytes = encode(&buf, false).expect("encodes");
         let file = SerializedFileReader::new(Bytes::from(bytes)).expect("reads back");
         let rg = file.metadata().row_group(0);
@@ -209,7 +232,39 @@ mod tests {
             let name = c.column_path().string();
             let dict = c.encodings().any(|e| e == Encoding::RLE_DICTIONARY);
             assert_eq!(dict, !PLAIN_COLUMNS.contains(&name.as_str()), "{name}");
+            let delta = c.encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED);
+            assert_eq!(delta, DELTA_COLUMNS.contains(&name.as_str()), "{name}");
         }
         assert_eq!(file.metadata().file_metadata().num_rows(), 100);
+    }
+
+    #[test]
+    fn delta_columns_read_back_as_written() {
+        let (buf, rows) = raw_rows();
+        let bytes = encode(&buf, false).expect("encodes");
+        let file = SerializedFileReader::new(Bytes::from(bytes)).expect("reads back");
+        let read: Vec<(Option<i64>, i64, i64)> = file
+            .get_row_iter(None)
+            .expect("rows")
+            .map(|row| {
+                let row = row.expect("a row");
+                let int = |name: &str| {
+                    row.get_column_iter()
+                        .find(|(n, _)| n.as_str() == name)
+                        .map(|(_, f)| f.clone())
+                };
+                let as_i64 = |f: Option<parquet::record::Field>| match f {
+                    Some(parquet::record::Field::Long(v)) => Some(v),
+                    Some(parquet::record::Field::TimestampMicros(v)) => Some(v),
+                    _ => None,
+                };
+                (
+                    as_i64(int("event_id")),
+                    as_i64(int("event_time")).expect("event_time"),
+                    as_i64(int("received_at")).expect("received_at"),
+                )
+            })
+            .collect();
+        assert_eq!(read, rows);
     }
 }
