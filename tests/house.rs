@@ -195,7 +195,7 @@ fn the_checker_sees_imports_and_skips_test_code() {
     );
     let g = graph();
     assert!(
-        g["pipeline::window"].contains("util::hash"),
+        g["pipeline::window"].contains("util::intern"),
         "{:?}",
         g["pipeline::window"]
     );

@@ -192,9 +192,7 @@ pub struct Cell {
     pub events: u64,
     /// Last non-null player name (wearables), interned.
     pub player_name: Option<Arc<str>>,
-    /// One per metric of the kind (generic: one, for `value`), sized to the
-    /// kind so that a generic cell does not carry four. The aggregator
-    /// reuses the slices of emitted cells (see [`Cell::reuse`]).
+    /// One per metric of the kind (generic: one, for `value`).
     pub aggs: Box<[Agg]>,
 }
 
@@ -206,17 +204,6 @@ impl Cell {
             events: 0,
             player_name: None,
             aggs: vec![Agg::default(); n].into_boxed_slice(),
-        }
-    }
-
-    /// An empty cell for `kind` on the aggregates of an emitted one of the
-    /// same kind: no allocation.
-    pub(super) fn reuse(mut aggs: Box<[Agg]>) -> Cell {
-        aggs.fill(Agg::default());
-        Cell {
-            events: 0,
-            player_name: None,
-            aggs,
         }
     }
 }

@@ -6,23 +6,22 @@
 //! late and goes to the `late` table instead.
 //!
 //! Here: the aggregator and how an event joins its window's cell. `cell`:
-//! group keys and the per-metric aggregates. `watermark`: watermarks,
+//! group keys and the per-metric aggregates. `cells`: one window's cells
+//! of one kind, in arrival order. `watermark`: watermarks,
 //! lateness and emission. `snapshot`: the checkpoint.
 
 mod cell;
+mod cells;
 mod snapshot;
 mod watermark;
 
 pub use cell::{Agg, Cell, GroupKey};
 
 use crate::model::{Event, Micros, SensorKind};
-use crate::util::hash::FxBuild;
 use crate::util::intern::Interner;
 use cell::GroupRef;
+use cells::Cells;
 use std::collections::BTreeMap;
-
-/// One window's cells, by group.
-type Cells = hashbrown::HashMap<GroupKey, Cell, FxBuild>;
 
 /// Window parameters (`[windows]`).
 #[derive(Debug, Clone, Copy)]
@@ -72,17 +71,15 @@ pub struct WindowAggregator {
     open: [BTreeMap<Micros, Cells>; 4],
     open_cells: usize,
     dropped: u64,
-    /// Groups in the last emitted window of each kind: new windows' maps are
-    /// sized to it, so they do not grow (and briefly double) by rehashing.
-    last_groups: [usize; 4],
     /// The strings of group keys and player names, shared across windows.
     names: Interner,
-    /// Per kind, the aggregates of emitted cells, for new cells to reuse
-    /// (never more than the cells one window had).
-    spare: [Vec<Box<[Agg]>>; 4],
-    /// The cells of the window being emitted, sorted by group (kept for
-    /// its capacity).
-    emitting: Vec<(GroupKey, Cell)>,
+    /// Per kind, the emptied cells of the window emitted last, for the
+    /// next window to fill: sized to it, so they neither allocate nor grow
+    /// (and briefly double) by rehashing.
+    spare: [Option<Cells>; 4],
+    /// The groups of the window being emitted, sorted (kept for its
+    /// capacity).
+    emitting: Vec<(GroupKey, u32)>,
 }
 
 impl WindowAggregator {
@@ -94,7 +91,6 @@ impl WindowAggregator {
             open: Default::default(),
             open_cells: 0,
             dropped: 0,
-            last_groups: [0; 4],
             names: Interner::default(),
             spare: Default::default(),
             emitting: Vec::new(),
@@ -128,9 +124,10 @@ impl WindowAggregator {
     /// [`WindowAggregator::add`] of an event that is not late, to the window
     /// that starts at `start` (from [`WindowAggregator::window_of`]).
     pub fn add_to(&mut self, e: &Event, start: Micros, values: &[(u8, f64)]) -> Placement {
-        let windows = &mut self.open[e.sensor.index()];
+        let kind = e.sensor.index();
+        let windows = &mut self.open[kind];
         let group = GroupRef::of(e);
-        let cell = match windows.get_mut(&start).and_then(|w| w.get_mut(&group)) {
+        let (cell, aggs) = match windows.get_mut(&start).and_then(|w| w.get_mut(group)) {
             Some(c) => c,
             None => {
                 if self.open_cells >= self.p.max_open_groups {
@@ -138,15 +135,11 @@ impl WindowAggregator {
                     return Placement::Dropped;
                 }
                 self.open_cells += 1;
-                let hint = self.last_groups[e.sensor.index()];
+                let (names, spare) = (&mut self.names, &mut self.spare[kind]);
                 windows
                     .entry(start)
-                    .or_insert_with(|| Cells::with_capacity_and_hasher(hint, FxBuild::default()))
-                    .entry(group.to_key(&mut self.names))
-                    .or_insert_with(|| match self.spare[e.sensor.index()].pop() {
-                        Some(aggs) => Cell::reuse(aggs),
-                        None => Cell::new(e.sensor),
-                    })
+                    .or_insert_with(|| spare.take().unwrap_or_else(|| Cells::new(e.sensor, 0)))
+                    .get_or_insert(group, || group.to_key(names))
             }
         };
         cell.events += 1;
@@ -156,7 +149,7 @@ impl WindowAggregator {
             }
         }
         for &(i, x) in values {
-            cell.aggs[i as usize].add(x);
+            aggs[i as usize].add(x);
         }
         Placement::Window
     }

@@ -1,6 +1,7 @@
 //! The aggregator's checkpoint: watermarks and every open window's cells.
 
 use super::cell::{Agg, Cell, GroupKey};
+use super::cells::Cells;
 use super::WindowAggregator;
 use crate::model::SensorKind;
 use crate::util::codec::{Dec, DecodeError, Enc};
@@ -17,8 +18,8 @@ impl WindowAggregator {
             for (start, cells) in windows {
                 e.i64(*start);
                 e.u64(cells.len() as u64);
-                for (key, cell) in cells {
-                    match key {
+                for (group, aggs) in cells.iter() {
+                    match &group.key {
                         GroupKey::Wearable {
                             match_id,
                             player_id,
@@ -42,10 +43,10 @@ impl WindowAggregator {
                             e.str(metric);
                         }
                     }
-                    e.u64(cell.events);
-                    e.opt_str(cell.player_name.as_deref());
-                    e.u32(cell.aggs.len() as u32);
-                    for a in cell.aggs.iter() {
+                    e.u64(group.events);
+                    e.opt_str(group.player_name.as_deref());
+                    e.u32(aggs.len() as u32);
+                    for a in aggs {
                         e.u32(a.count);
                         e.f64(a.sum);
                         e.f64(a.comp);
@@ -106,7 +107,7 @@ impl WindowAggregator {
                         self.open_cells += 1;
                         self.open[k.index()]
                             .entry(start)
-                            .or_default()
+                            .or_insert_with(|| Cells::new(k, 0))
                             .insert(key, cell);
                     }
                 }

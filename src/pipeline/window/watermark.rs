@@ -1,7 +1,7 @@
 //! Watermarks and emission: one watermark per sensor kind, which decides
 //! which events are late and which windows are due.
 
-use super::{WindowAggregator, WindowRow};
+use super::{Cell, GroupKey, WindowAggregator, WindowRow};
 use crate::model::{Micros, SensorKind};
 
 impl WindowAggregator {
@@ -57,27 +57,27 @@ impl WindowAggregator {
                 break;
             }
             // first_key_value just returned this entry.
-            let Some((_, cells)) = windows.pop_first() else {
+            let Some((_, mut cells)) = windows.pop_first() else {
                 break;
             };
             self.open_cells -= cells.len();
-            self.last_groups[kind.index()] = cells.len();
-            let mut rows = std::mem::take(&mut self.emitting);
-            rows.extend(cells);
-            rows.sort_by(|a, b| a.0.cmp(&b.0));
-            let spare = &mut self.spare[kind.index()];
-            for (key, cell) in rows.drain(..) {
-                let row = WindowRow {
-                    kind,
-                    start,
-                    end,
-                    key,
-                    cell,
-                };
+            let mut order = std::mem::take(&mut self.emitting);
+            let mut row = WindowRow {
+                kind,
+                start,
+                end,
+                key: GroupKey::Pitch { match_id: 0 },
+                cell: Cell::new(kind),
+            };
+            cells.drain_sorted(&mut order, |key, group, aggs| {
+                row.key = key;
+                row.cell.events = group.events;
+                row.cell.player_name = group.player_name.take();
+                row.cell.aggs.copy_from_slice(aggs);
                 out(&row);
-                spare.push(row.cell.aggs);
-            }
-            self.emitting = rows;
+            });
+            self.spare[kind.index()] = Some(cells);
+            self.emitting = order;
         }
     }
 }
