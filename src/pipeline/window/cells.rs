@@ -15,7 +15,7 @@ use hashbrown::HashTable;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
-/// A group's cell but its aggregates (which are in [`Cells::aggs`]).
+/// A group's cell without its aggregates (which are in [`Cells::aggs`]).
 #[derive(Debug)]
 pub(super) struct Group {
     /// The group.
@@ -25,6 +25,9 @@ pub(super) struct Group {
     /// Last non-null player name (wearables), interned.
     pub(super) player_name: Option<Arc<str>>,
 }
+
+/// Groups' room that [`Cells::shrink_to`] always leaves.
+const MIN_ROOM: usize = 64;
 
 /// The cells of one window of one kind.
 #[derive(Debug)]
@@ -117,14 +120,15 @@ impl Cells {
     }
 
     /// Puts `cell` in as the cell of `key` (a checkpoint's cells), in place
-    /// of the one it had. Its aggregates are the kind's (a checkpoint's are
-    /// checked when read).
-    pub(super) fn insert(&mut self, key: GroupKey, cell: Cell) {
+    /// of the one it had: `true` when the group is new. Its aggregates are
+    /// the kind's (a checkpoint's are checked when read).
+    pub(super) fn insert(&mut self, key: GroupKey, cell: Cell) -> bool {
+        debug_assert_eq!(cell.aggs.len(), self.metrics, "a cell of another kind");
         let group = key.as_ref();
         let hash = hash_of(&group);
-        let at = match self.find(hash, group) {
-            Some(at) => at,
-            None => self.push(hash, key),
+        let (at, new) = match self.find(hash, group) {
+            Some(at) => (at, false),
+            None => (self.push(hash, key), true),
         };
         let (g, aggs) = self.at(at);
         g.events = cell.events;
@@ -132,6 +136,22 @@ impl Cells {
         for (a, b) in aggs.iter_mut().zip(cell.aggs.iter()) {
             *a = *b;
         }
+        new
+    }
+
+    /// After [`Cells::drain_sorted`]: gives back the room past `n` groups
+    /// when it is more than twice that, so that a burst of groups (up to
+    /// `windows.max_open_groups`) is not kept for good by the windows that
+    /// reuse these arrays.
+    pub(super) fn shrink_to(&mut self, n: usize) {
+        if self.groups.capacity() <= 2 * n.max(MIN_ROOM) {
+            return;
+        }
+        self.groups.shrink_to(n);
+        self.aggs.shrink_to(n * self.metrics);
+        let groups = &self.groups;
+        self.index
+            .shrink_to(n, |&j| hash_of(&groups[j as usize].key.as_ref()));
     }
 
     /// Every cell, in the order its group first came.
@@ -277,5 +297,27 @@ mod tests {
         assert_eq!(cells.len(), 2);
         let (g, aggs) = cells.get_mut(generic("a")).expect("a");
         assert_eq!((g.events, aggs[0].mean()), (3, Some(2.5)));
+    }
+
+    #[test]
+    fn room_left_by_a_burst_is_given_back_and_a_steady_size_kept() {
+        let mut cells = Cells::new(SensorKind::Generic, 0);
+        let names: Vec<String> = (0..1000).map(|i| format!("d{i}")).collect();
+        for n in &names {
+            cells.get_or_insert(generic(n), || key(n));
+        }
+        cells.drain_sorted(&mut Vec::new(), |_, _, _| {});
+        cells.shrink_to(600);
+        assert!(cells.groups.capacity() >= 1000, "less than twice: kept");
+        cells.shrink_to(10);
+        assert!(cells.groups.capacity() < 2 * MIN_ROOM);
+        assert!(cells.aggs.capacity() < 2 * MIN_ROOM);
+        for n in &names[..100] {
+            cells.get_or_insert(generic(n), || key(n)).0.events += 1;
+        }
+        assert_eq!(cells.len(), 100);
+        assert!(names[..100].iter().all(|n| cells
+            .get_mut(generic(n))
+            .is_some_and(|(g, _)| g.events == 1)));
     }
 }

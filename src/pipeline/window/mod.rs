@@ -77,6 +77,9 @@ pub struct WindowAggregator {
     /// next window to fill: sized to it, so they neither allocate nor grow
     /// (and briefly double) by rehashing.
     spare: [Option<Cells>; 4],
+    /// Groups in the last emitted window of each kind: a window that finds
+    /// no spare (two opened before one was emitted) is sized to it.
+    last_groups: [usize; 4],
     /// The groups of the window being emitted, sorted (kept for its
     /// capacity).
     emitting: Vec<(GroupKey, u32)>,
@@ -93,6 +96,7 @@ impl WindowAggregator {
             dropped: 0,
             names: Interner::default(),
             spare: Default::default(),
+            last_groups: [0; 4],
             emitting: Vec::new(),
         }
     }
@@ -136,9 +140,10 @@ impl WindowAggregator {
                 }
                 self.open_cells += 1;
                 let (names, spare) = (&mut self.names, &mut self.spare[kind]);
+                let hint = self.last_groups[kind];
                 windows
                     .entry(start)
-                    .or_insert_with(|| spare.take().unwrap_or_else(|| Cells::new(e.sensor, 0)))
+                    .or_insert_with(|| spare.take().unwrap_or_else(|| Cells::new(e.sensor, hint)))
                     .get_or_insert(group, || group.to_key(names))
             }
         };

@@ -71,7 +71,11 @@ impl WindowAggregator {
                 let start = d.i64()?;
                 let n_cells = d.count(10)?;
                 for _ in 0..n_cells {
-                    let key = match d.u8()? {
+                    let tag = d.u8()?;
+                    if tag as usize != k.index() {
+                        return Err(DecodeError("window group of another sensor kind"));
+                    }
+                    let key = match tag {
                         0 => GroupKey::Wearable {
                             match_id: d.i64()?,
                             player_id: d.i64()?,
@@ -104,11 +108,12 @@ impl WindowAggregator {
                         };
                     }
                     if same_size && self.open_cells < self.p.max_open_groups {
-                        self.open_cells += 1;
-                        self.open[k.index()]
+                        // A group written twice counts once (the last wins).
+                        let added = self.open[k.index()]
                             .entry(start)
                             .or_insert_with(|| Cells::new(k, 0))
                             .insert(key, cell);
+                        self.open_cells += added as usize;
                     }
                 }
             }

@@ -186,3 +186,135 @@ proptest! {
         prop_assert_eq!(keys.len(), n);
     }
 }
+
+fn pitch(t: Micros, match_id: i64, speed: f64) -> Event<'static> {
+    let mut e = wearable(t, 0, 0.0);
+    e.sensor = SensorKind::Pitch;
+    e.match_id = match_id;
+    e.identity = Identity::Pitch { delivery_id: None };
+    e.values = Readings::from_slice(&[(2, speed)]).unwrap();
+    e
+}
+
+/// (kind, start, group, events, first aggregate's count) of each row.
+fn rows(out: &[WindowRow]) -> Vec<(SensorKind, Micros, GroupKey, u64, Vec<u32>)> {
+    out.iter()
+        .map(|r| {
+            let counts = r.cell.aggs.iter().map(|a| a.count).collect();
+            (r.kind, r.start, r.key.clone(), r.cell.events, counts)
+        })
+        .collect()
+}
+
+#[test]
+fn a_window_on_the_emptied_cells_of_the_last_holds_only_its_own_groups() {
+    let mut a = agg();
+    let mut out = vec![];
+    for (w, players) in [(0, vec![1, 2, 3]), (1, vec![4]), (2, vec![2, 5])] {
+        for p in players {
+            push(
+                &mut a,
+                &wearable(w * MIN + p, p, 100.0 + p as f64),
+                &mut out,
+            );
+            push(&mut a, &pitch(w * MIN + p, w, 140.0), &mut out);
+        }
+    }
+    flush(&mut a, &mut out);
+    let player = |p| GroupKey::Wearable {
+        match_id: 1,
+        player_id: p,
+    };
+    let mut got: Vec<_> = rows(&out)
+        .into_iter()
+        .map(|(k, start, key, events, _)| (k, start / MIN, key, events))
+        .collect();
+    got.sort_by(|a, b| (a.0 as u8, a.1, &a.2).cmp(&(b.0 as u8, b.1, &b.2)));
+    let wearables = [(0, 1), (0, 2), (0, 3), (1, 4), (2, 2), (2, 5)]
+        .map(|(w, p)| (SensorKind::Wearable, w, player(p), 1));
+    let pitches = [(0, 3), (1, 1), (2, 2)]
+        .map(|(w, n)| (SensorKind::Pitch, w, GroupKey::Pitch { match_id: w }, n));
+    let want: Vec<_> = wearables.into_iter().chain(pitches).collect();
+    assert_eq!(got, want);
+    assert!(out
+        .iter()
+        .all(|r| r.cell.aggs.len() == r.kind.metrics().len()));
+}
+
+#[test]
+fn a_checkpoint_brings_back_the_same_windows() {
+    let mut a = agg();
+    let mut out = vec![];
+    for k in 0..40 {
+        push(
+            &mut a,
+            &wearable(k * 2_000_000, k % 7, 90.0 + k as f64),
+            &mut out,
+        );
+        push(&mut a, &pitch(k * 2_000_000, 1, 130.0 + k as f64), &mut out);
+    }
+    let mut e = crate::util::codec::Enc(Vec::new());
+    a.save(&mut e);
+    let mut b = agg();
+    b.load(&mut crate::util::codec::Dec::new(&e.0)).unwrap();
+    assert_eq!(b.open_cells(), a.open_cells());
+    let (mut from_a, mut from_b) = (vec![], vec![]);
+    flush(&mut a, &mut from_a);
+    flush(&mut b, &mut from_b);
+    assert!(!from_a.is_empty());
+    assert_eq!(from_a, from_b);
+}
+
+/// A checkpoint of one wearable window at 0 whose cells are `groups`
+/// (kind tag, player id, events).
+fn checkpoint(groups: &[(u8, i64, u64)]) -> Vec<u8> {
+    let mut e = crate::util::codec::Enc(Vec::new());
+    e.i64(MIN);
+    e.u64(0);
+    for k in SensorKind::ALL {
+        e.opt_i64(Some(10_000_000));
+        let mine = k == SensorKind::Wearable;
+        e.u64(mine as u64);
+        if mine {
+            e.i64(0);
+            e.u64(groups.len() as u64);
+            for &(tag, player, events) in groups {
+                e.u8(tag);
+                e.i64(1);
+                if tag == 0 {
+                    e.i64(player);
+                }
+                e.u64(events);
+                e.opt_str(None);
+                e.u32(3);
+                for _ in 0..3 {
+                    e.u32(0);
+                    for x in [0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY] {
+                        e.f64(x);
+                    }
+                }
+            }
+        }
+    }
+    e.0
+}
+
+#[test]
+fn a_group_written_twice_in_a_checkpoint_is_one_cell() {
+    let mut a = agg();
+    let bytes = checkpoint(&[(0, 7, 2), (0, 7, 5)]);
+    a.load(&mut crate::util::codec::Dec::new(&bytes)).unwrap();
+    assert_eq!(a.open_cells(), 1);
+    let mut out = vec![];
+    flush(&mut a, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].cell.events, 5, "the last one wins");
+    assert_eq!(a.open_cells(), 0);
+}
+
+#[test]
+fn a_group_of_another_kind_in_a_checkpoint_is_refused() {
+    let mut a = agg();
+    let bytes = checkpoint(&[(0, 7, 2), (1, 0, 1)]);
+    assert!(a.load(&mut crate::util::codec::Dec::new(&bytes)).is_err());
+}

@@ -60,7 +60,9 @@ impl WindowAggregator {
             let Some((_, mut cells)) = windows.pop_first() else {
                 break;
             };
-            self.open_cells -= cells.len();
+            let groups = cells.len();
+            self.open_cells -= groups;
+            self.last_groups[kind.index()] = groups;
             let mut order = std::mem::take(&mut self.emitting);
             let mut row = WindowRow {
                 kind,
@@ -76,6 +78,7 @@ impl WindowAggregator {
                 row.cell.aggs.copy_from_slice(aggs);
                 out(&row);
             });
+            cells.shrink_to(groups);
             self.spare[kind.index()] = Some(cells);
             self.emitting = order;
         }
