@@ -49,13 +49,35 @@ pub fn which(program: &str) -> Option<std::path::PathBuf> {
     found
 }
 
+/// Where [`free_port`] looks: below Linux's ephemeral range (32768 and up),
+/// which outgoing connections take their local ports from.
+const TEST_PORTS: std::ops::Range<u16> = 20_000..32_000;
+
 /// A free TCP port on 127.0.0.1 (free when asked; tests bind it soon after).
+///
+/// Not one the kernel picks (`bind(:0)`): the same range serves every
+/// outgoing connection, so between this probe and the server's bind a
+/// client of a test running beside it (a gateway connecting to its broker)
+/// could take the port, and the server failed with "Address already in
+/// use". Each call of a test process takes the next port of its own walk
+/// through [`TEST_PORTS`], which starts where the process id says.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let span = (TEST_PORTS.end - TEST_PORTS.start) as u32;
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id().wrapping_mul(7919) % span,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    for _ in 0..span {
+        let port = TEST_PORTS.start + (NEXT.fetch_add(1, Ordering::Relaxed) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {TEST_PORTS:?} on 127.0.0.1")
 }
 
 /// Polls `f` every 50 ms until it is true or `timeout` passes.
