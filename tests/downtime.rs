@@ -92,7 +92,12 @@ fn a_window_spanning_a_restart_is_marked_with_the_downtime_and_others_are_not() 
                 downs.iter().all(|&d| d > 0),
                 "window {start} began before the first start: {downs:?}"
             );
-        } else if end < killed - 500_000 || *start > restarted + 1_500_000 {
+        } else if end < killed - 2_500_000 || *start > restarted + 3_000_000 {
+            // Clear of the gap by the slack the bound above allows it: its
+            // start (the last durable write) may come well before the kill
+            // and its end (the new run's start) well after `restarted` on a
+            // busy machine. With 1.5 s / 0.5 s of slack, test.sh once saw a
+            // window overlap it by 30 ms.
             normal += 1;
             assert!(
                 downs.iter().all(|&d| d == 0),
