@@ -3,8 +3,10 @@
 #   packaging/build-deb.sh                                  # this machine's architecture
 #   packaging/build-deb.sh aarch64-unknown-linux-gnu        # after boards/cross-build.sh
 #   packaging/build-deb.sh armv7-unknown-linux-gnueabihf    # after boards/cross-build.sh
-# For a Raspberry Pi target it packages the binary boards/cross-build.sh left in
-# target-cross/ and checks it under qemu. Prints the .deb's path last.
+# For this machine it packages the binary of scripts/pgo-build.sh (profile-guided
+# optimization, target/pgo); for a Raspberry Pi target the binary
+# boards/cross-build.sh left in target-cross/, checked under qemu. Prints the
+# .deb's path last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 triple=${1:-}
@@ -16,8 +18,10 @@ if ! cargo deb --version 2>/dev/null | grep -q "$cargo_deb_version"; then
 fi
 
 if [ -z "$triple" ]; then
-  cargo build --release >&2
-  out=$(cargo deb --no-build --no-strip 2>&2 | tail -1)
+  # The binary built with profile-guided optimization, checked against the
+  # plain release build (scripts/pgo-build.sh), in target/pgo.
+  scripts/pgo-build.sh >&2
+  out=$(CARGO_TARGET_DIR=target/pgo cargo deb --no-build --no-strip 2>&2 | tail -1)
   packaging/check-deb.sh "$out" >&2
 else
   . boards/targets.sh   # qemu: the runner for the target

@@ -2,7 +2,7 @@
 # Installs a pitchside .deb for real into a fresh Debian 12 (bookworm) chroot made
 # with debootstrap, as an operator would with apt, and checks what the maintainer
 # scripts did, then upgrades over an edited config and purges:
-#   packaging/install-test.sh target/debian/pitchside_0.1.0-1_amd64.deb
+#   packaging/install-test.sh target/pgo/debian/pitchside_0.1.0-1_amd64.deb
 # The chroot gets a fake /proc/device-tree/model ("Raspberry Pi 4 Model B Rev 1.4";
 # /proc is not mounted there), so the postinst's board detection runs for real.
 # For this machine's architecture only (no binfmt emulation). Debian 12, as root.
