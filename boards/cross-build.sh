@@ -8,7 +8,10 @@
 # (as a single foreign package, without adding a dpkg architecture); build the
 # release binary; run it under qemu; replay a simulated file with it and compare
 # the tables with the host build's (windows byte for byte, alerts and readings
-# row for row). With --test, also runs the library's unit tests under qemu.
+# row for row). With --test, also runs the library's unit tests under qemu. The
+# release binary is built with profile-guided optimization from
+# link/<triple>.profdata when the target's std has the profiler runtime (below);
+# --profile makes that profile again first (a build with counters, run under qemu).
 # Output: target-cross/<triple>/release/pitchside. Debian 12 (bookworm), as root.
 # When Debian's prebuilt std for the target is not in a verified index (the armhf
 # security index failed here every time), the std is built from Debian's rust-web-src
@@ -22,12 +25,13 @@
 # was built); any other failure is 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-triple=${1:?usage: boards/cross-build.sh <aarch64-unknown-linux-gnu|armv7-unknown-linux-gnueabihf> [--test] [--only setup|build|check]}
+triple=${1:?usage: boards/cross-build.sh <aarch64-unknown-linux-gnu|armv7-unknown-linux-gnueabihf> [--test] [--profile] [--only setup|build|check]}
 shift
-run_tests="" only=""
+run_tests="" only="" make_profile=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --test) run_tests=--test ;;
+    --profile) make_profile=1 ;;
     --only) only=${2:?--only needs setup, build or check}; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -129,6 +133,27 @@ unit_test_opts=()
 for p in pitchside proptest rustix linux-raw-sys tempfile; do
   unit_test_opts+=(--config "profile.release.package.$p.opt-level=1")
 done
+# Profile-guided optimization (README "Performance"): the release binary and the
+# unit tests (which share its dependencies) are built from link/<triple>.profdata,
+# the counts of a build with counters that ran the gateway's work under qemu
+# (--profile makes it again: scripts/pgo-profile.sh), where the target's std has
+# the profiler runtime: Debian's prebuilt std does; one built here with
+# -Z build-std (armv7, while its index fails) does not, and is built plainly.
+profile=link/$triple.profdata
+if phase build && [ -n "$make_profile" ]; then
+  [ ${#build_std[@]} -eq 0 ] || { echo "--profile: the std built here has no profiler runtime" >&2; exit 1; }
+  say "building $triple with counters (PGO profile)"
+  CARGO_TARGET_DIR=target-cross/pgo-generate RUSTFLAGS=-Cprofile-generate=/tmp/pitchside-pgo \
+    /usr/bin/cargo build --release --target "$triple"
+  say "the gateway's work under qemu, counted (PGO profile)"
+  scripts/pgo-profile.sh "$profile" 100000 "target-cross/pgo-generate/$triple/release/pitchside" $qemu
+  # The profile changed but not the flags: pitchside's own objects are built again.
+  /usr/bin/cargo clean --release --target "$triple" -p pitchside
+fi
+if [ ${#build_std[@]} -eq 0 ]; then
+  export RUSTFLAGS
+  RUSTFLAGS=$(scripts/pgo-flags.sh "$profile")
+fi
 if phase build; then
   say "building $triple"
   /usr/bin/cargo build --release --target "$triple" "${build_std[@]}"
@@ -157,7 +182,7 @@ $qemu "$bin" --version
 
 say "replaying under qemu and comparing with the host build"
 # The host build: the usual toolchain and target dir, not the cross settings above.
-env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR=target cargo build --release
+env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS CARGO_TARGET_DIR=target cargo build --release
 work=$(mktemp -d)
 ./target/release/pitchside simulate --count 20000 --start 2026-11-29T18:00:00Z --anomaly-rate 0.01 --output "$work/in.jsonl"
 printf '[venue]\nid = "v"\ngateway_id = "g"\n[output]\nstore = "file://%s/store"\nspool_dir = "%s/spool"\n[metrics]\nlisten = ""\n' "$work" "$work" > "$work/c.toml"
