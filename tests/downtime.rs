@@ -48,8 +48,12 @@ fn a_window_spanning_a_restart_is_marked_with_the_downtime_and_others_are_not() 
     let gw = Gateway::start(&cfg, port, &[]);
     gw.log
         .wait_for("was not running", 1, Duration::from_secs(20));
-    // Three more whole windows after the restart, then a clean stop.
-    std::thread::sleep(Duration::from_micros(4 * WINDOW_US as u64));
+    // Three whole windows clear of the gap's slack (below), then a second
+    // more so the last one closes, then a clean stop.
+    let first_clear = restarted + 3_000_000;
+    let first_clear = first_clear - first_clear.rem_euclid(WINDOW_US) + WINDOW_US;
+    let wait = first_clear + 3 * WINDOW_US + 1_000_000 - now();
+    std::thread::sleep(Duration::from_micros(wait.max(0) as u64));
     gw.stop();
 
     // Uploaded, or still in the spool if the last upload lost the race with the stop.
