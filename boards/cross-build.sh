@@ -19,8 +19,9 @@
 # --only setup|build|check runs one phase (CI overlaps the compiling with the tests):
 #   setup  the Debian packages and the target's standard library (apt; nothing built)
 #   build  compiles only: the release binary and, with --test, the unit tests
-#   check  runs them under qemu: the binary, the replay comparison (it builds the
-#          host release binary if target/ has none) and, with --test, the unit tests
+#   check  runs them under qemu: the binary, the replay comparison (with the host's
+#          debug build, which it builds if target/ has none) and, with --test, the
+#          unit tests
 # Exit 3: neither could be fetched from a verified package index right now (nothing
 # was built); any other failure is 1.
 set -euo pipefail
@@ -181,12 +182,14 @@ python3 -c 'import pyarrow' 2>/dev/null || python3 -m pip install -q "$(grep '^p
 $qemu "$bin" --version
 
 say "replaying under qemu and comparing with the host build"
-# The host build: the usual toolchain and target dir, not the cross settings above.
-env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS CARGO_TARGET_DIR=target cargo build --release
+# The host build: the usual toolchain and target dir, not the cross settings above;
+# its debug build, the one the tests run (CI has it already), so that the check
+# also spans the optimizer (opt-level 0 against 3, and PGO on aarch64).
+env -u RUSTC -u RUSTDOC -u RUSTC_BOOTSTRAP -u RUSTFLAGS CARGO_TARGET_DIR=target cargo build
 work=$(mktemp -d)
-./target/release/pitchside simulate --count 20000 --start 2026-11-29T18:00:00Z --anomaly-rate 0.01 --output "$work/in.jsonl"
+./target/debug/pitchside simulate --count 20000 --start 2026-11-29T18:00:00Z --anomaly-rate 0.01 --output "$work/in.jsonl"
 printf '[venue]\nid = "v"\ngateway_id = "g"\n[output]\nstore = "file://%s/store"\nspool_dir = "%s/spool"\n[metrics]\nlisten = ""\n' "$work" "$work" > "$work/c.toml"
-./target/release/pitchside replay --config "$work/c.toml" --input "$work/in.jsonl" --output "$work/host" >/dev/null
+./target/debug/pitchside replay --config "$work/c.toml" --input "$work/in.jsonl" --output "$work/host" >/dev/null
 $qemu "$bin" replay --config "$work/c.toml" --input "$work/in.jsonl" --output "$work/target" >/dev/null
 for t in windows_wearable windows_pitch windows_crowd windows_generic fatigue_alerts; do
   a=$(cd "$work/host" && find "$t" -name '*.parquet' | sort | xargs cat | sha256sum)

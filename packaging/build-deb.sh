@@ -14,12 +14,14 @@ cargo_deb_version=3.8.0
 
 if ! cargo deb --version 2>/dev/null | grep -q "$cargo_deb_version"; then
   echo "== installing cargo-deb $cargo_deb_version" >&2
-  cargo install cargo-deb --version "$cargo_deb_version" --locked >&2
+  # At opt-level 1, as scripts/test.sh installs s3s-fs: it packages a few files
+  # once per build, and compiles in much less time than at its profile's 3.
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install cargo-deb --version "$cargo_deb_version" --locked >&2
 fi
 
 if [ -z "$triple" ]; then
   # The binary built with profile-guided optimization, checked against the
-  # plain release build (scripts/pgo-build.sh), in target/pgo.
+  # debug build (scripts/pgo-build.sh), in target/pgo.
   scripts/pgo-build.sh >&2
   out=$(CARGO_TARGET_DIR=target/pgo cargo deb --no-build --no-strip 2>&2 | tail -1)
   packaging/check-deb.sh "$out" >&2
