@@ -112,3 +112,40 @@ fn simulate_output_replays_into_alerts_and_fatigue() {
         "fatigue episodes raise fatigue alerts"
     );
 }
+
+/// With port 0 the system picks the ports; the log names the ones bound, so
+/// an operator (or a script) can find the metrics and the console.
+#[test]
+fn listening_on_port_0_logs_the_ports_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = VenueConfig::fast(dir.path(), 0)
+        .set_str("console", "listen", "127.0.0.1:0")
+        .set("sources.simulator", "rate", 50)
+        .write();
+    let gw = common::services::Gateway::start(&cfg, 0, &[]);
+    let port_in = |line: &str, prefix: &str| -> u16 {
+        let at = line.find(prefix).unwrap_or_else(|| panic!("{line}")) + prefix.len();
+        let digits: String = line[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits
+            .parse()
+            .unwrap_or_else(|_| panic!("no port in {line}"))
+    };
+    let timeout = Duration::from_secs(20);
+    let metrics = port_in(
+        &gw.log.wait_line("Metrics at", timeout),
+        "http://127.0.0.1:",
+    );
+    let console = port_in(
+        &gw.log.wait_line("Venue console at", timeout),
+        "http://127.0.0.1:",
+    );
+    assert!(metrics != 0 && console != 0 && metrics != console);
+    let text = get_metrics(metrics).expect("the logged metrics port answers");
+    assert!(text.contains("pitchside_input_rows_total "), "{text}");
+    let page = http_get(console, "/").expect("the logged console port answers");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    gw.stop();
+}

@@ -118,6 +118,10 @@ pub async fn start(
     } else {
         "no token (this machine only)"
     };
+    // The bound address: with port 0 the system picked the port.
+    let addr = listener
+        .local_addr()
+        .map_or(addr.clone(), |a| a.to_string());
     tracing::info!(addr = %addr, auth, "Venue console at {scheme}://{addr}/");
     tracker.spawn(server::serve(listener, tls, app, c.max_clients, shutdown));
     tracker.spawn(feed::feed_task(inbox, hub));

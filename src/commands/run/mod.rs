@@ -183,6 +183,10 @@ async fn serve_metrics(config: &Config, d: &Daemon) -> Result<(), AppError> {
                 addr: addr.clone(),
                 source,
             })?;
+        // The bound address: with port 0 the system picked the port.
+        let addr = listener
+            .local_addr()
+            .map_or(addr.clone(), |a| a.to_string());
         info!(addr = %addr, "Metrics at http://{addr}/metrics");
         d.tracker.spawn(crate::telemetry::serve(
             listener,
