@@ -485,6 +485,20 @@ fn bench_keeps_its_files_in_a_relative_dir() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    // The replay's minor page faults: memory freed and faulted in again
+    // shows here (README "Performance").
+    let text = String::from_utf8_lossy(&out.stdout);
+    let faults: u64 = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("page faults")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no page faults line:\n{text}"));
+    assert!(faults > 0, "{text}");
     let dir = cwd.path().join("b");
     assert!(dir.join("input.jsonl").is_file());
     assert!(!common::files(&dir.join("out"), "windows_generic").is_empty());

@@ -55,6 +55,7 @@ pub struct BenchReport {
     seconds: f64,
     peak_rss_kib: u64,
     rss_before_kib: u64,
+    minor_faults: u64,
     state_keys: usize,
     state_bytes: usize,
     alerts: u64,
@@ -95,6 +96,7 @@ impl fmt::Display for BenchReport {
             self.peak_rss_kib as f64 / 1024.0,
             self.rss_before_kib as f64 / 1024.0
         )?;
+        writeln!(f, "page faults      {} (minor, replay)", self.minor_faults)?;
         writeln!(
             f,
             "live keys        {} (max_keys {}, evictions {})",
@@ -123,6 +125,16 @@ fn rss_kib(field: &str) -> u64 {
                 .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
+        .unwrap_or(0)
+}
+
+/// Minor page faults of this process so far (`/proc/self/stat`, field 10).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may
+    // hold spaces; `minflt` is the eighth of them.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok())
         .unwrap_or(0)
 }
 
@@ -206,15 +218,18 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let out = dir.join("out");
     let _ = std::fs::remove_dir_all(&out);
     let rss_before = rss_kib("VmRSS:");
+    let faults_before = minor_faults();
     let started = std::time::Instant::now();
     let summary = crate::commands::replay::replay(&cfg, &input, Some(&out), line_format).await?;
     let seconds = started.elapsed().as_secs_f64();
+    let faults = minor_faults().saturating_sub(faults_before);
     let report = BenchReport {
         args: a.clone(),
         input_bytes: bytes,
         seconds,
         peak_rss_kib: rss_kib("VmHWM:"),
         rss_before_kib: rss_before,
+        minor_faults: faults,
         state_keys: summary.state_keys,
         state_bytes: summary.state_bytes,
         alerts: summary.counters.alerts,
