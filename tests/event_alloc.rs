@@ -9,7 +9,9 @@ use pitchside::commands::bench::venue::VenueMix;
 use pitchside::config;
 use pitchside::model::SensorKind;
 use pitchside::pipeline::Pipeline;
-use pitchside::sinks::writer::{RAW_ROW_GROUP_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS};
+use pitchside::sinks::writer::{
+    RAW_ROW_GROUP_BYTES, RAW_ROW_GROUP_ROWS, ROW_GROUP_BYTES, ROW_GROUP_ROWS,
+};
 use pitchside::tables::RowGroupLimit;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
@@ -26,6 +28,7 @@ const MEASURED: usize = 60_000;
 const ROW_GROUP: RowGroupLimit = RowGroupLimit {
     rows: ROW_GROUP_ROWS,
     bytes: ROW_GROUP_BYTES,
+    raw_rows: RAW_ROW_GROUP_ROWS,
     raw_bytes: RAW_ROW_GROUP_BYTES,
 };
 

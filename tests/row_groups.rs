@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use parquet::file::reader::{FileReader, SerializedFileReader};
-use pitchside::sinks::writer::{ROW_GROUP_BYTES, ROW_GROUP_ROWS};
+use pitchside::sinks::writer::{RAW_ROW_GROUP_ROWS, ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 
 const BASE_MS: i64 = 1_795_980_600_000; // 2026-11-29T19:30:00Z
 const DEVICES: usize = 400;
@@ -77,10 +77,10 @@ fn wide_rows_go_to_the_encoder_at_the_byte_limit_and_none_is_lost() {
     assert!(*last <= ROW_GROUP_ROWS, "{groups:?}");
 }
 
-/// The `raw` table has its own, larger byte bound: 20,000 readings with
-/// ids as a venue sends them make row groups of 8,192 rows (a few hundred
-/// more: `replay` looks at its tables once a read of input), where the other
-/// tables' 512 KiB would cut them at about 4,500.
+/// The `raw` table has its own, larger bounds: 40,000 readings with ids as
+/// a venue sends them make row groups of 16,384 rows (a few hundred more:
+/// `replay` looks at its tables once a read of input), where the other
+/// tables' 8,192 rows or 512 KiB would cut them at about 4,500.
 #[test]
 fn raw_row_groups_stay_whole_at_their_rows() {
     let dir = tempfile::tempdir().unwrap();
@@ -88,7 +88,7 @@ fn raw_row_groups_stay_whole_at_their_rows() {
         .set("output", "raw", true)
         .write();
     let mut lines = String::new();
-    for k in 0..20_000usize {
+    for k in 0..40_000usize {
         let t = BASE_MS + k as i64 * 10;
         lines += &format!(
             "{{\"sensor\":\"wearable\",\"device_id\":\"band-{:05}-{:04x}\",\"event_time\":{t},\"player_id\":{},\"heart_rate\":{}.25}}\n",
@@ -99,11 +99,11 @@ fn raw_row_groups_stay_whole_at_their_rows() {
         );
     }
     let groups = row_groups(dir.path(), &cfg, lines.as_bytes(), "raw");
-    assert_eq!(groups.iter().sum::<usize>(), 20_000, "{groups:?}");
+    assert_eq!(groups.iter().sum::<usize>(), 40_000, "{groups:?}");
     assert_eq!(groups.len(), 3, "{groups:?}");
     for &n in &groups[..2] {
         assert!(
-            (ROW_GROUP_ROWS..ROW_GROUP_ROWS + 1000).contains(&n),
+            (RAW_ROW_GROUP_ROWS..RAW_ROW_GROUP_ROWS + 1000).contains(&n),
             "{groups:?}"
         );
     }

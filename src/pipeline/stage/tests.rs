@@ -291,6 +291,7 @@ fn write_tables_hands_over_and_empties_only_the_full_tables() {
     let three = RowGroupLimit {
         rows: 3,
         bytes: usize::MAX,
+        raw_rows: 3,
         raw_bytes: usize::MAX,
     };
     assert!(p.tables_due(three));
