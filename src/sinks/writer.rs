@@ -58,9 +58,10 @@ pub const ROW_GROUP_BYTES: usize = 512 << 10;
 pub const RAW_ROW_GROUP_ROWS: usize = 16_384;
 
 /// [`ROW_GROUP_BYTES`] for the `raw` table: [`RAW_ROW_GROUP_ROWS`] of its
-/// rows take about 1.8 MiB, and splitting its row groups at half of that
-/// cost 164 instructions an event with `raw` on (more pages, smaller zstd
-/// frames). Its rows are narrow, so this bound only binds for the longest ids.
+/// rows take about 1.8 MiB. A 1 MiB bound split each of those row groups in
+/// two, which took 164 more instructions an event with `raw` on (more pages,
+/// smaller zstd frames). Its rows are narrow, so this bound only binds for
+/// the longest ids.
 pub const RAW_ROW_GROUP_BYTES: usize = 2 << 20;
 
 /// Why a table could not be written.

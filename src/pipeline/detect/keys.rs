@@ -4,8 +4,9 @@
 use super::stats::ShiftedSums;
 use super::{Detector, Slot, NIL};
 use crate::model::Micros;
-use crate::util::hash::fx_hash as hash;
+use crate::util::hash::FxHasher;
 use crate::util::inline::InlineBytes;
+use std::hash::Hasher;
 
 /// A key's bytes, inside its slot up to 62 (so that a slot is two cache
 /// lines): the sensor byte, the device id, a 0 and the metric name, as
@@ -14,13 +15,73 @@ use crate::util::inline::InlineBytes;
 /// cache miss a reading.
 pub(super) type KeyBytes = InlineBytes<62>;
 
-impl Detector {
-    /// The slot of the key in `scratch`, if it is live.
+/// A key as a reading names it, in three parts: hashed, and compared with a
+/// slot's [`KeyBytes`], where the parts lie. Copying them together first
+/// made the CPU wait for the copy's stores when it read them back.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KeyRef<'a> {
+    pub(super) sensor: u8,
+    pub(super) device: &'a [u8],
+    pub(super) metric: &'a [u8],
+}
+
+impl<'a> KeyRef<'a> {
+    /// The parts of a key's bytes, if they are a key's: a sensor byte, then
+    /// a device id and a metric name split by the first 0 after it (an id
+    /// has no 0 byte, SPEC §1).
+    pub(super) fn of(bytes: &'a [u8]) -> Option<KeyRef<'a>> {
+        let (&sensor, rest) = bytes.split_first()?;
+        let sep = memchr::memchr(0, rest)?;
+        Some(KeyRef {
+            sensor,
+            device: &rest[..sep],
+            metric: &rest[sep + 1..],
+        })
+    }
+
+    /// The hash the key table finds the key by.
     #[inline]
-    pub(super) fn find_key(&self) -> Option<u32> {
-        let (key, slots) = (self.scratch.as_slice(), &self.slots);
+    pub(super) fn hash(&self) -> u64 {
+        let mut h = FxHasher::default();
+        h.write_u8(self.sensor);
+        h.write(self.device);
+        h.write(self.metric);
+        h.finish()
+    }
+
+    /// Whether `key` holds this key's bytes.
+    #[inline]
+    pub(super) fn is(&self, key: &[u8]) -> bool {
+        let d = self.device.len();
+        key.len() == d + 2 + self.metric.len()
+            && key[0] == self.sensor
+            && key[1..=d] == *self.device
+            && key[d + 1] == 0
+            && key[d + 2..] == *self.metric
+    }
+
+    /// The key's bytes, into `buf`.
+    fn write_to(&self, buf: &mut Vec<u8>) {
+        buf.clear();
+        buf.push(self.sensor);
+        buf.extend_from_slice(self.device);
+        buf.push(0);
+        buf.extend_from_slice(self.metric);
+    }
+}
+
+/// The hash of the key a slot holds (every live slot holds a key's bytes).
+fn hash_of_slot(key: &KeyBytes) -> u64 {
+    KeyRef::of(key.as_slice()).map_or(0, |k| k.hash())
+}
+
+impl Detector {
+    /// The slot of `key` (whose hash is `h`), if it is live.
+    #[inline]
+    pub(super) fn find_key(&self, key: KeyRef<'_>, h: u64) -> Option<u32> {
+        let slots = &self.slots;
         self.map
-            .find(hash(key), |&id| slots[id as usize].key.as_slice() == key)
+            .find(h, |&id| key.is(slots[id as usize].key.as_slice()))
             .copied()
     }
 
@@ -35,11 +96,13 @@ impl Detector {
         self.values.clear(id);
     }
 
-    /// Finds room for the key in `scratch` and returns its fresh, empty slot.
-    pub(super) fn insert_key(&mut self) -> u32 {
+    /// Finds room for `key` (whose hash is `h`) and returns its fresh,
+    /// empty slot.
+    pub(super) fn insert_key(&mut self, key: KeyRef<'_>, h: u64) -> u32 {
         if self.map.len() >= self.p.max_keys {
             self.make_room();
         }
+        key.write_to(&mut self.scratch);
         let key = KeyBytes::new(&self.scratch);
         let id = match self.free.pop() {
             Some(id) => {
@@ -62,9 +125,8 @@ impl Detector {
         };
         self.clear_slot(id);
         let slots = &self.slots;
-        self.map.insert_unique(hash(&self.scratch), id, |&i| {
-            hash(slots[i as usize].key.as_slice())
-        });
+        self.map
+            .insert_unique(h, id, |&i| hash_of_slot(&slots[i as usize].key));
         self.link_front(id);
         id
     }
@@ -73,7 +135,7 @@ impl Detector {
     pub(super) fn remove_key(&mut self, id: u32) {
         self.unlink(id);
         let key = std::mem::replace(&mut self.slots[id as usize].key, KeyBytes::EMPTY);
-        if let Ok(entry) = self.map.find_entry(hash(key.as_slice()), |&i| i == id) {
+        if let Ok(entry) = self.map.find_entry(hash_of_slot(&key), |&i| i == id) {
             entry.remove();
         }
         self.times.clear(id);

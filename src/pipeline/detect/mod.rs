@@ -35,7 +35,7 @@ mod times;
 mod values;
 
 use crate::model::{Micros, SensorKind};
-use keys::KeyBytes;
+use keys::{KeyBytes, KeyRef};
 use stats::{Baseline, ShiftedSums};
 use times::Times;
 use values::Values;
@@ -138,6 +138,7 @@ pub struct Detector {
     /// A lower bound of the smallest `last_t` of all live keys.
     min_last_t: Micros,
     now: Micros,
+    /// A new key's bytes, put together.
     scratch: Vec<u8>,
     counters: DetectorCounters,
 }
@@ -220,12 +221,14 @@ impl Detector {
         t: Micros,
         x: f64,
     ) -> Observation {
-        self.scratch.clear();
-        self.scratch.push(sensor as u8);
-        self.scratch.extend_from_slice(device_id.as_bytes());
-        self.scratch.push(0);
-        self.scratch.extend_from_slice(metric.as_bytes());
-        let id = match self.find_key() {
+        debug_assert!(!device_id.contains('\0'), "ids are checked (SPEC §1)");
+        let key = KeyRef {
+            sensor: sensor as u8,
+            device: device_id.as_bytes(),
+            metric: metric.as_bytes(),
+        };
+        let h = key.hash();
+        let id = match self.find_key(key, h) {
             Some(id) => {
                 if self.idle(self.slots[id as usize].last_t) {
                     self.counters.expired += 1;
@@ -233,7 +236,7 @@ impl Detector {
                 }
                 id
             }
-            None => self.insert_key(),
+            None => self.insert_key(key, h),
         };
         let slot = &self.slots[id as usize];
         let (head, len) = (slot.head as usize, slot.len as usize);

@@ -1,6 +1,7 @@
 //! The detector's checkpoint: every live key's window and running sums,
 //! oldest-appended key first.
 
+use super::keys::KeyRef;
 use super::stats::ShiftedSums;
 use super::{Detector, NIL};
 use crate::util::codec::{Dec, DecodeError, Enc};
@@ -60,11 +61,11 @@ impl Detector {
                 s2: d.f64()?,
                 mag: d.f64()?,
             };
-            self.scratch.clear();
-            self.scratch.extend_from_slice(key);
-            let id = match self.find_key() {
+            let key = KeyRef::of(key).ok_or(DecodeError("a detector key without its parts"))?;
+            let h = key.hash();
+            let id = match self.find_key(key, h) {
                 Some(id) => id,
-                None => self.insert_key(),
+                None => self.insert_key(key, h),
             };
             let keep = &vals[len.saturating_sub(w)..];
             for (k, &(v, t)) in keep.iter().enumerate() {
