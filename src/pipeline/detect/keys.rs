@@ -40,7 +40,7 @@ impl<'a> KeyRef<'a> {
     }
 
     /// The hash the key table finds the key by.
-    #[inline]
+    #[inline(always)]
     pub(super) fn hash(&self) -> u64 {
         let mut h = FxHasher::default();
         h.write_u8(self.sensor);
@@ -50,7 +50,7 @@ impl<'a> KeyRef<'a> {
     }
 
     /// Whether `key` holds this key's bytes.
-    #[inline]
+    #[inline(always)]
     pub(super) fn is(&self, key: &[u8]) -> bool {
         let d = self.device.len();
         key.len() == d + 2 + self.metric.len()
@@ -77,7 +77,7 @@ fn hash_of_slot(key: &KeyBytes) -> u64 {
 
 impl Detector {
     /// The slot of `key` (whose hash is `h`), if it is live.
-    #[inline]
+    #[inline(always)]
     pub(super) fn find_key(&self, key: KeyRef<'_>, h: u64) -> Option<u32> {
         let slots = &self.slots;
         self.map

@@ -43,6 +43,7 @@ pub(super) struct Cells {
 }
 
 /// The hash a group is found by, the same for a key and its borrowed form.
+#[inline(always)]
 fn hash_of(group: &GroupRef<'_>) -> u64 {
     FxBuild::default().hash_one(group)
 }
@@ -66,10 +67,10 @@ impl Cells {
 
     /// The position of `group`, if it has a cell.
     #[inline]
-    fn find(&self, hash: u64, group: GroupRef<'_>) -> Option<usize> {
+    fn find(&self, hash: u64, group: &GroupRef<'_>) -> Option<usize> {
         let groups = &self.groups;
         self.index
-            .find(hash, |&i| groups[i as usize].key.as_ref() == group)
+            .find(hash, |&i| groups[i as usize].key.as_ref() == *group)
             .map(|&i| i as usize)
     }
 
@@ -99,8 +100,8 @@ impl Cells {
 
     /// The group's cell, if it has one.
     #[inline]
-    pub(super) fn get_mut(&mut self, group: GroupRef<'_>) -> Option<(&mut Group, &mut [Agg])> {
-        let at = self.find(hash_of(&group), group)?;
+    pub(super) fn get_mut(&mut self, group: &GroupRef<'_>) -> Option<(&mut Group, &mut [Agg])> {
+        let at = self.find(hash_of(group), group)?;
         Some(self.at(at))
     }
 
@@ -108,10 +109,10 @@ impl Cells {
     /// group has none yet.
     pub(super) fn get_or_insert(
         &mut self,
-        group: GroupRef<'_>,
+        group: &GroupRef<'_>,
         key: impl FnOnce() -> GroupKey,
     ) -> (&mut Group, &mut [Agg]) {
-        let hash = hash_of(&group);
+        let hash = hash_of(group);
         let at = match self.find(hash, group) {
             Some(at) => at,
             None => self.push(hash, key()),
@@ -126,7 +127,7 @@ impl Cells {
         debug_assert_eq!(cell.aggs.len(), self.metrics, "a cell of another kind");
         let group = key.as_ref();
         let hash = hash_of(&group);
-        let (at, new) = match self.find(hash, group) {
+        let (at, new) = match self.find(hash, &group) {
             Some(at) => (at, false),
             None => (self.push(hash, key), true),
         };
@@ -208,23 +209,23 @@ mod tests {
         let mut cells = Cells::new(SensorKind::Generic, 0);
         let names: Vec<String> = (0..1000).map(|i| format!("d{i}")).collect();
         for (i, n) in names.iter().enumerate() {
-            let (g, aggs) = cells.get_or_insert(generic(n), || key(n));
+            let (g, aggs) = cells.get_or_insert(&generic(n), || key(n));
             g.events += 1;
             aggs[0].add(i as f64);
         }
         // Every group again, last first: none is made twice.
         for (i, n) in names.iter().enumerate().rev() {
-            let (g, aggs) = cells.get_or_insert(generic(n), || unreachable!("{n} has a cell"));
+            let (g, aggs) = cells.get_or_insert(&generic(n), || unreachable!("{n} has a cell"));
             g.events += 1;
             aggs[0].add(i as f64);
         }
         assert_eq!(cells.len(), 1000);
         for (i, n) in names.iter().enumerate() {
-            let (g, aggs) = cells.get_mut(generic(n)).expect("a cell");
+            let (g, aggs) = cells.get_mut(&generic(n)).expect("a cell");
             assert_eq!((g.events, aggs[0].count), (2, 2));
             assert_eq!(aggs[0].mean(), Some(i as f64));
         }
-        assert!(cells.get_mut(generic("d1000")).is_none());
+        assert!(cells.get_mut(&generic("d1000")).is_none());
     }
 
     #[test]
@@ -235,7 +236,7 @@ mod tests {
                 match_id: 1,
                 player_id: player,
             };
-            let (_, aggs) = cells.get_or_insert(group, || GroupKey::Wearable {
+            let (_, aggs) = cells.get_or_insert(&group, || GroupKey::Wearable {
                 match_id: 1,
                 player_id: player,
             });
@@ -273,8 +274,8 @@ mod tests {
             match_id: 1,
             player_id: 5,
         };
-        assert!(cells.get_mut(group).is_none(), "the table is empty too");
-        let (g, aggs) = cells.get_or_insert(group, || GroupKey::Wearable {
+        assert!(cells.get_mut(&group).is_none(), "the table is empty too");
+        let (g, aggs) = cells.get_or_insert(&group, || GroupKey::Wearable {
             match_id: 1,
             player_id: 5,
         });
@@ -288,14 +289,14 @@ mod tests {
     #[test]
     fn a_checkpoint_cell_replaces_the_one_there() {
         let mut cells = Cells::new(SensorKind::Generic, 0);
-        cells.get_or_insert(generic("a"), || key("a")).0.events = 7;
+        cells.get_or_insert(&generic("a"), || key("a")).0.events = 7;
         let mut cell = Cell::new(SensorKind::Generic);
         cell.events = 3;
         cell.aggs[0].add(2.5);
         cells.insert(key("a"), cell.clone());
         cells.insert(key("b"), cell);
         assert_eq!(cells.len(), 2);
-        let (g, aggs) = cells.get_mut(generic("a")).expect("a");
+        let (g, aggs) = cells.get_mut(&generic("a")).expect("a");
         assert_eq!((g.events, aggs[0].mean()), (3, Some(2.5)));
     }
 
@@ -304,7 +305,7 @@ mod tests {
         let mut cells = Cells::new(SensorKind::Generic, 0);
         let names: Vec<String> = (0..1000).map(|i| format!("d{i}")).collect();
         for n in &names {
-            cells.get_or_insert(generic(n), || key(n));
+            cells.get_or_insert(&generic(n), || key(n));
         }
         cells.drain_sorted(&mut Vec::new(), |_, _, _| {});
         cells.shrink_to(600);
@@ -313,11 +314,11 @@ mod tests {
         assert!(cells.groups.capacity() < 2 * MIN_ROOM);
         assert!(cells.aggs.capacity() < 2 * MIN_ROOM);
         for n in &names[..100] {
-            cells.get_or_insert(generic(n), || key(n)).0.events += 1;
+            cells.get_or_insert(&generic(n), || key(n)).0.events += 1;
         }
         assert_eq!(cells.len(), 100);
         assert!(names[..100].iter().all(|n| cells
-            .get_mut(generic(n))
+            .get_mut(&generic(n))
             .is_some_and(|(g, _)| g.events == 1)));
     }
 }

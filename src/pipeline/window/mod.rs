@@ -131,7 +131,7 @@ impl WindowAggregator {
         let kind = e.sensor.index();
         let windows = &mut self.open[kind];
         let group = GroupRef::of(e);
-        let (cell, aggs) = match windows.get_mut(&start).and_then(|w| w.get_mut(group)) {
+        let (cell, aggs) = match windows.get_mut(&start).and_then(|w| w.get_mut(&group)) {
             Some(c) => c,
             None => {
                 if self.open_cells >= self.p.max_open_groups {
@@ -144,7 +144,7 @@ impl WindowAggregator {
                 windows
                     .entry(start)
                     .or_insert_with(|| spare.take().unwrap_or_else(|| Cells::new(e.sensor, hint)))
-                    .get_or_insert(group, || group.to_key(names))
+                    .get_or_insert(&group, || group.to_key(names))
             }
         };
         cell.events += 1;
