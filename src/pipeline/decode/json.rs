@@ -192,7 +192,13 @@ impl<'a> Reader<'a> {
             return Err(self.err("less deeply nested JSON"));
         }
         match self.peek() {
-            Some(b'"') => Ok(JsonValue::Str(self.string()?)),
+            // The common string straight into the value: through `string()`
+            // and `?` the compiler copied the `Cow` twice on the stack with
+            // wider loads than its stores, which waits for the stores.
+            Some(b'"') => match self.quick_string() {
+                Some(s) => Ok(JsonValue::Str(Cow::Borrowed(s))),
+                None => Ok(JsonValue::Str(self.slow_string()?)),
+            },
             Some(b'{') => {
                 let start = self.i;
                 self.skip_container(b'}', depth)?;
