@@ -158,8 +158,13 @@ proptest! {
             let dev = format!("d{k}{}", "x".repeat(*k as usize % 200));
             d.observe(SensorKind::Pitch, &dev, "ball_speed", t, 1.0);
             prop_assert!(d.keys() <= max_keys);
-            let key = KeyRef { sensor: SensorKind::Pitch as u8, device: dev.as_bytes(), metric: b"ball_speed" };
-            prop_assert_eq!(d.find_key(key, key.hash()), Some(d.lru_head), "the key just seen is live");
+            let key = KeyRef {
+                sensor: SensorKind::Pitch as u8,
+                device: dev.as_bytes(),
+                metric: b"ball_speed",
+            };
+            let found = d.find_key(key, key.hash());
+            prop_assert_eq!(found, Some(d.lru_head), "the key just seen is live");
             // A slot's key bytes give back the parts, and so the hash, it was found by.
             let stored = d.slots[d.lru_head as usize].key.as_slice();
             prop_assert_eq!(KeyRef::of(stored).map(|k| k.hash()), Some(key.hash()));
