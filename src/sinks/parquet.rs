@@ -18,6 +18,9 @@ use parquet::schema::types::{ColumnPath, Type};
 use std::io::Write;
 use std::sync::Arc;
 
+mod kept;
+use kept::Repeated;
+
 /// Columns written without a dictionary: the reading columns of `raw`,
 /// `late` and `alerts` (and `received_at` of `rejects`), nearly one
 /// distinct value a row. A dictionary of them
@@ -34,6 +37,18 @@ const PLAIN_COLUMNS: [&str; 4] = ["value", "event_id", "event_time", "received_a
 /// pyarrow, DuckDB and delta-rs. `value` stays `PLAIN`: the encoding for
 /// floats (`BYTE_STREAM_SPLIT`) has no vectorized reader in Spark 3.5.
 const DELTA_COLUMNS: [&str; 3] = ["event_id", "event_time", "received_at"];
+
+/// String columns with few distinct values that come back row after row:
+/// their values are handed to the writer as kept static bytes ([`kept`]),
+/// without a reference count each.
+const REPEATED_COLUMNS: [&str; 6] = [
+    "venue_id",
+    "gateway_id",
+    "sensor",
+    "metric",
+    "source",
+    "reason",
+];
 
 /// Rows handed to the column writers at a time.
 const CHUNK_ROWS: usize = 8192;
@@ -101,6 +116,8 @@ pub struct ParquetFile<W: Write + Send> {
     pub rows: usize,
     /// Earliest partition time of the rows so far.
     pub min_time: Option<Micros>,
+    /// Per column: the kept strings of a [`REPEATED_COLUMNS`] one.
+    repeated: Vec<Option<Repeated>>,
 }
 
 impl<W: Write + Send> ParquetFile<W> {
@@ -111,6 +128,15 @@ impl<W: Write + Send> ParquetFile<W> {
             table,
             rows: 0,
             min_time: None,
+            repeated: table
+                .columns()
+                .iter()
+                .map(|c| {
+                    REPEATED_COLUMNS
+                        .contains(&c.name.as_str())
+                        .then(Repeated::default)
+                })
+                .collect(),
         })
     }
 
@@ -125,11 +151,10 @@ impl<W: Write + Send> ParquetFile<W> {
         while let Some(mut col) = rg.next_column()? {
             let nullable = buf.table.columns()[i].nullable;
             let defs = &buf.defs[i];
-            // One copy of this column's string bytes; values are cheap slices of it.
-            let shared = match &buf.columns[i] {
-                ColumnBuf::Bytes { data, .. } => Bytes::copy_from_slice(data),
-                _ => Bytes::new(),
-            };
+            // One copy of this column's string bytes, made when a value
+            // is not a kept one; values are cheap slices of it.
+            let mut shared: Option<Bytes> = None;
+            let mut repeated = self.repeated[i].as_mut();
             // Hand values over in chunks so that per-value wrappers (ByteArray)
             // never exist for a whole row group at once.
             let mut v0 = 0;
@@ -151,10 +176,17 @@ impl<W: Write + Send> ParquetFile<W> {
                         col.typed::<DoubleType>()
                             .write_batch(&v[v0..v1], chunk_defs, None)?;
                     }
-                    ColumnBuf::Bytes { offsets, .. } => {
+                    ColumnBuf::Bytes { data, offsets } => {
                         let values: Vec<ByteArray> = offsets[v0..=v1]
                             .windows(2)
-                            .map(|w| ByteArray::from(shared.slice(w[0]..w[1])))
+                            .map(|w| {
+                                let kept = repeated.as_mut().and_then(|r| r.get(&data[w[0]..w[1]]));
+                                kept.unwrap_or_else(|| {
+                                    let all =
+                                        shared.get_or_insert_with(|| Bytes::copy_from_slice(data));
+                                    ByteArray::from(all.slice(w[0]..w[1]))
+                                })
+                            })
                             .collect();
                         col.typed::<ByteArrayType>()
                             .write_batch(&values, chunk_defs, None)?;
