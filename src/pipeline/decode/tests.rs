@@ -111,6 +111,40 @@ fn invalid_utf8_is_rejected() {
     ));
 }
 
+/// The SIMD check (lines of 64 bytes and more) and std's agree on whether a
+/// line is UTF-8 and where it stops being so, for bad bytes at every
+/// position of a long line: a stray continuation byte, a cut sequence, an
+/// overlong form, a surrogate, and valid multi-byte text around them.
+#[test]
+fn utf8_check_agrees_with_std_on_long_lines() {
+    let d = dec();
+    let base = format!(
+        r#"{{{W},"heart_rate":1,"player_name":"Zoë Ødegård 球员 🏃","pad":"{}"}}"#,
+        "x".repeat(100)
+    );
+    for bad in [
+        &b"\x80"[..],
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xff",
+    ] {
+        for at in 0..base.len() {
+            let mut line = base.as_bytes().to_vec();
+            line.splice(at..at, bad.iter().copied());
+            let want = std::str::from_utf8(&line)
+                .err()
+                .map(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()));
+            let got = match d.decode_bytes(&line, None, 0) {
+                Decoded::Reject(r) if r.reason == RejectReason::InvalidUtf8 => Some(r.detail),
+                _ => None,
+            };
+            assert_eq!(got, want, "{bad:?} at {at}");
+        }
+    }
+}
+
 #[test]
 fn invalid_json_is_rejected() {
     assert_eq!(reason("{\"sensor\":"), RejectReason::InvalidJson);
