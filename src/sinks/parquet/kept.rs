@@ -16,9 +16,7 @@
 //! differs.
 
 use crate::util::hash::FxBuild;
-use bytes::Bytes;
 use hashbrown::HashSet;
-use parquet::data_type::ByteArray;
 use std::sync::Mutex;
 
 /// Bytes the process keeps at most, over its whole life.
@@ -101,10 +99,9 @@ pub struct Repeated {
 }
 
 impl Repeated {
-    /// `v` as a `ByteArray` over kept bytes, or `None` (the caller slices
-    /// its own buffer).
+    /// The kept copy of `v`, or `None` (the caller slices its own buffer).
     #[inline]
-    pub fn get(&mut self, v: &[u8]) -> Option<ByteArray> {
+    pub fn get(&mut self, v: &[u8]) -> Option<&'static [u8]> {
         let slot = (v.len() ^ *v.last()? as usize) % RECENT;
         let s = match self.recent[slot] {
             Some(s) if short_eq(s, v) => s,
@@ -114,7 +111,7 @@ impl Repeated {
                 s
             }
         };
-        Some(ByteArray::from(Bytes::from_static(s)))
+        Some(s)
     }
 
     /// `v` among the values looked up before, or asked of the process's set.
@@ -218,11 +215,11 @@ mod tests {
             b"pitch",
         ] {
             let a = r.get(v).expect("room in the process's set");
-            assert_eq!(a.data(), v);
+            assert_eq!(a, v);
         }
         let a = r.get(b"wearable").expect("kept");
         let b = r.get(b"wearable").expect("kept");
-        assert!(std::ptr::eq(a.data(), b.data()), "one copy, not one a row");
+        assert!(std::ptr::eq(a, b), "one copy, not one a row");
         assert!(r.get(b"").is_none(), "an empty value is left to the caller");
         let long = vec![b'd'; MAX_VALUE_LEN + 1];
         assert!(r.get(&long).is_none(), "left to the caller");
