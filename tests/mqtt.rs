@@ -201,6 +201,38 @@ fn tls_with_the_right_ca_connects_and_a_wrong_ca_is_a_clear_error() {
     }
 }
 
+/// The MQTT hold queue's other side (its full side is the session's unit
+/// test): a pipeline queue of 2 and a hold queue of 4 take 100 times the hold
+/// queue's bound, published in bursts of five once the last burst is read,
+/// and drop nothing.
+#[test]
+fn small_queues_drop_no_message_of_a_stream_far_past_their_bound_while_the_pipeline_keeps_up() {
+    let Some(rig) = MqttRig::new() else { return };
+    let broker = &rig.broker;
+    let max_held = 4;
+    let extra = format!(
+        "[[sources.mqtt]]\nmax_held = {max_held}\n[sources.mqtt.broker]\n{}\
+         [[sources.mqtt.subscriptions]]\ntopic = \"venue/generic/#\"\nsensor = \"generic\"\n",
+        broker_table(broker, broker.port, None)
+    );
+    let cfg = VenueConfig::fast(rig.dir.path(), rig.metrics)
+        .set("pipeline", "input_queue", 2)
+        .extra(&extra);
+    let gw = rig.start(&cfg.write());
+    gw.log.wait_for("Subscribed.", 1, T);
+    let lines = generic_events("probe-9", 400, None, 0.0);
+    for (i, burst) in lines.chunks(5).enumerate() {
+        broker.publish("venue/generic/probe-9", burst);
+        let read = ((i + 1) * burst.len()) as f64;
+        gw.wait_metric("pitchside_input_rows_total", read, T);
+    }
+    assert!(lines.len() >= 100 * max_held);
+    assert_eq!(gw.metric("pitchside_mqtt_dropped_messages_total"), 0.0);
+    gw.stop();
+    let raw = rows(&rig.store(), "raw");
+    assert_eq!(raw.len(), lines.len(), "every message is one reading");
+}
+
 #[test]
 fn simulate_publishes_to_the_broker_and_the_gateway_reads_every_event() {
     let Some(rig) = MqttRig::new() else { return };

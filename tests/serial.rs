@@ -85,6 +85,36 @@ fn simulate_writes_to_a_serial_port_that_the_gateway_reads() {
     assert!(rows(&dir.path().join("store"), "rejects").is_empty());
 }
 
+/// The hold queue's other side (its full side is a unit test in
+/// `src/sources/serial.rs`): a pipeline queue of 2 and a hold queue of 4
+/// take 100 times the hold queue's bound in bursts of five lines, each
+/// burst sent once the last one is read, and drop nothing.
+#[test]
+fn small_queues_drop_no_line_of_a_stream_far_past_their_bound_while_the_pipeline_keeps_up() {
+    let max_held = 4;
+    let Some(rig) = SerialRig::with_socat(
+        "ttyTEST5",
+        &format!("sensor = \"generic\"\nmax_held = {max_held}\n"),
+        |c| c.set("pipeline", "input_queue", 2),
+    ) else {
+        return;
+    };
+    let (mut pty, gw) = rig.start_with_device();
+    let (bursts, per_burst) = (80, 5);
+    let lines = generic_events("probe-9", bursts * per_burst, None, 0.0);
+    for (i, burst) in lines.chunks(per_burst).enumerate() {
+        pty.write((burst.join("\n") + "\n").as_bytes());
+        let read = ((i + 1) * per_burst) as f64;
+        gw.wait_metric("pitchside_input_rows_total", read, Duration::from_secs(10));
+    }
+    assert!(lines.len() >= 100 * max_held);
+    assert_eq!(gw.metric("pitchside_serial_dropped_lines_total"), 0.0);
+    gw.stop();
+    drop(pty);
+    let raw = rows(&rig.dir.path().join("store"), "raw");
+    assert_eq!(raw.len(), lines.len(), "every line is one reading");
+}
+
 #[test]
 fn a_power_cut_loses_no_serial_line_older_than_the_sync_interval() {
     // Nothing reaches a Parquet file before the cut: only the journal keeps the lines.

@@ -154,6 +154,54 @@ fn new_groups_past_the_cap_are_dropped_and_counted() {
     assert_eq!(a.dropped(), 1);
 }
 
+/// The cap's other side: a healthy stream whose windows close in time
+/// passes 20 times `max_open_groups` groups through it without a drop.
+#[test]
+fn groups_of_closed_windows_free_the_cap_for_twenty_times_its_traffic() {
+    let cap = 6;
+    let mut a = WindowAggregator::new(WindowParams {
+        size: MIN,
+        delay: 30_000_000,
+        max_open_groups: cap,
+    });
+    let mut out = vec![];
+    // Three new players a minute, 20 s apart: the window before closes at
+    // the third (40 s past the minute, past the 30 s delay), so at most two
+    // windows, six cells, are open at once.
+    let windows = 40;
+    for w in 0..windows {
+        for g in 0..3 {
+            let player = w * 3 + g;
+            let t = w * MIN + g * 20_000_000;
+            assert_eq!(
+                push(&mut a, &wearable(t, player, 100.0 + g as f64), &mut out),
+                Placement::Window,
+                "player {player} at {t}"
+            );
+            assert!(a.open_cells() <= cap);
+        }
+    }
+    flush(&mut a, &mut out);
+    assert_eq!(a.dropped(), 0);
+    assert_eq!(a.open_cells(), 0);
+    let rows = rows(&out);
+    let total = windows as usize * 3;
+    assert!(total >= 20 * cap);
+    assert_eq!(rows.len(), total, "one row per group and window");
+    for (i, (kind, start, key, events, counts)) in rows.iter().enumerate() {
+        assert_eq!(*kind, SensorKind::Wearable);
+        assert_eq!(*start, (i / 3) as Micros * MIN);
+        assert_eq!(
+            *key,
+            GroupKey::Wearable {
+                match_id: 1,
+                player_id: i as i64
+            }
+        );
+        assert_eq!((*events, counts[0]), (1, 1));
+    }
+}
+
 #[test]
 fn negative_times_align_to_epoch_multiples() {
     let a = agg();
