@@ -233,6 +233,61 @@ fn small_queues_drop_no_message_of_a_stream_far_past_their_bound_while_the_pipel
     assert_eq!(raw.len(), lines.len(), "every message is one reading");
 }
 
+/// The alert output's other side (its full side is the alert session's unit
+/// tests): `alerts.queue = 4`, `input_queue = 2` and `max_inflight = 2` publish
+/// 50 alerts (12 times the queue), one a burst once the last is acknowledged,
+/// and drop none.
+#[test]
+fn a_small_alert_queue_drops_no_alert_of_a_stream_far_past_its_bound_while_the_broker_is_up() {
+    let Some(rig) = MqttRig::new() else { return };
+    let broker = &rig.broker;
+    let sub = broker.subscribe("alerts/#");
+    let queue = 4;
+    let table = broker_table(broker, broker.port, None);
+    let extra = format!(
+        "{}[alerts]\ntopic_prefix = \"alerts\"\nqueue = {queue}\ninput_queue = 2\n\
+         max_inflight = 2\n[alerts.mqtt]\n{table}",
+        mqtt_source(
+            &table,
+            "topic = \"venue/generic/#\"\nsensor = \"generic\"\n"
+        )
+    );
+    let gw = rig.start(
+        &VenueConfig::fast(rig.dir.path(), rig.metrics)
+            .extra(&extra)
+            .write(),
+    );
+    gw.log.wait_for("Alert output connected", 1, T);
+    gw.log.wait_for("Subscribed.", 1, T);
+    let alerts = 50;
+    for i in 0..alerts {
+        // 25 readings of a baseline, then one far off it: one alert.
+        let device = format!("env-{i}");
+        broker.publish(
+            &format!("venue/generic/{device}"),
+            &generic_events(&device, 30, Some(25), 95.0),
+        );
+        gw.wait_metric("pitchside_alerts_published_total", (i + 1) as f64, T);
+    }
+    assert!(alerts >= 10 * queue);
+    assert_eq!(gw.metric("pitchside_alerts_dropped_total"), 0.0);
+    assert!(
+        wait_until(T, || sub.messages().len() >= alerts),
+        "{} of {alerts} alerts arrived",
+        sub.messages().len()
+    );
+    gw.stop();
+    let mut devices: Vec<String> = sub
+        .messages()
+        .iter()
+        .map(|(topic, _)| topic.trim_start_matches("alerts/generic/").to_string())
+        .collect();
+    devices.sort();
+    devices.dedup();
+    assert_eq!(devices.len(), alerts, "one alert from each device");
+    assert_eq!(rows(&rig.store(), "alerts").len(), alerts);
+}
+
 #[test]
 fn simulate_publishes_to_the_broker_and_the_gateway_reads_every_event() {
     let Some(rig) = MqttRig::new() else { return };
