@@ -15,7 +15,23 @@ elif [ "$(cat "$profile.rustc" 2>/dev/null)" != "$rustc" ]; then
     "not $rustc: a plain build (make it again: scripts/pgo-build.sh --profile," \
     "boards/cross-build.sh <triple> --profile)" >&2
 else
+  # rustc lists the profile in every crate's dep-info, and cargo compiles a
+  # crate again when a file listed there is newer than its output: a clone gives
+  # link/*.profdata a new time, so every clean clone (each CI run) compiled all
+  # dependencies again. rustc reads a copy named by the profile's content
+  # instead, kept under target/: the same profile keeps its path and time, a
+  # new one changes the flags (and so compiles everything, as it must).
+  # (Through target/'s link, in CI: the path, which is in the flags, is then
+  # the cache's, the same whatever folder the clone is in.)
+  copies=$(cd "$(dirname "$0")/.." && pwd)/target/pgo-profiles
+  mkdir -p "$copies"
+  copies=$(realpath "$copies")
+  copy=$copies/$(sha256sum "$profile" | cut -c1-16)-$(basename "$profile")
+  if [ ! -f "$copy" ]; then
+    cp "$profile" "$copy.tmp.$$"
+    mv "$copy.tmp.$$" "$copy"
+  fi
   # A function changed since the profile was made keeps its plain build (a
   # mismatch, not an error); one the work did not run is not in the profile.
-  echo "-Cprofile-use=$profile -Cllvm-args=-pgo-warn-missing-function=false -Cllvm-args=-no-pgo-warn-mismatch"
+  echo "-Cprofile-use=$copy -Cllvm-args=-pgo-warn-missing-function=false -Cllvm-args=-no-pgo-warn-mismatch"
 fi
