@@ -2,6 +2,7 @@
 //! and the real-time alert output over MQTT.
 
 pub mod alerts;
+pub mod heap;
 pub mod parquet;
 pub mod spool;
 pub mod spool_queue;

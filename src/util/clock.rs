@@ -48,7 +48,8 @@ impl ClockState for KernelClock {
 
 /// `Ok(false)` while the kernel reports the clock unsynchronised.
 ///
-/// The only `unsafe` in the crate: neither `nix` nor `rustix` wraps
+/// One of two `unsafe` calls in the crate (the other is `sinks::heap`'s
+/// `mallopt`): neither `nix` nor `rustix` wraps
 /// `adjtimex`, and no file says the same (`/run/systemd/timesync/synchronized`
 /// exists only with systemd-timesyncd, not with chrony or ntpd).
 #[cfg(target_os = "linux")]
