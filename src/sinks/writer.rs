@@ -193,7 +193,8 @@ impl TableWriter {
     }
 
     /// Appends a buffer as a row group of its table's open file; returns the
-    /// file it closed to make room, if any.
+    /// file it closed to make room, if any. The first `raw` row group sets the
+    /// allocator to keep freed memory ([`super::heap`]).
     pub fn append(
         &mut self,
         buf: &TableBuffer,
@@ -203,6 +204,9 @@ impl TableWriter {
             return Ok(None);
         }
         let t = buf.table;
+        if t == TableId::Raw {
+            super::heap::keep_freed_memory();
+        }
         let mut closed = None;
         if self.open[t.index()]
             .as_ref()

@@ -120,7 +120,6 @@ pub async fn replay(
     let mut input_file = Input::open(input)?;
     let (out, spool) = open_output(config, output).await?;
     let pending = spool.pending()?;
-    crate::sinks::heap::keep_freed_memory(config.output.raw);
     let mut tables = Tables {
         writer: TableWriter::new(spool, config.output.snappy, config.output.max_rows_per_file),
         stats: Arc::new(UploadStats::default()),

@@ -29,7 +29,6 @@ pub(crate) fn start(
     state_stats: &Arc<StateStats>,
 ) -> std::io::Result<(mpsc::Sender<Batch>, std::thread::JoinHandle<()>)> {
     let (table_tx, table_rx) = mpsc::channel::<Batch>(config.pipeline.encode_queue);
-    crate::sinks::heap::keep_freed_memory(config.output.raw);
     let writer = TableWriter::new(spool, config.output.snappy, config.output.max_rows_per_file)
         .with_queue(queue.clone());
     let encoder = Encoder {
