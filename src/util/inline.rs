@@ -6,6 +6,31 @@
 //! next anyway. Strings longer than the inline room (none that the decoder
 //! accepts, SPEC §1) go to the heap and work the same.
 
+/// Whether `a` and `b` are the same bytes: `a == b`, with no call to
+/// `memcmp` for the lengths ids and names have. Up to 16 bytes are two
+/// overlapping 8-byte (or 4-byte) words from each end; a call costs more
+/// than the compare itself, and a table lookup makes one or two of them.
+#[inline(always)]
+pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    // Words from both ends: they overlap when `n` is short of twice the word.
+    fn ends<const W: usize>(s: &[u8]) -> ([u8; W], [u8; W]) {
+        let mut head = [0; W];
+        let mut tail = [0; W];
+        head.copy_from_slice(&s[..W]);
+        tail.copy_from_slice(&s[s.len() - W..]);
+        (head, tail)
+    }
+    match n {
+        8..=16 => ends::<8>(a) == ends::<8>(b),
+        4..=7 => ends::<4>(a) == ends::<4>(b),
+        _ => a == b,
+    }
+}
+
 /// Up to `N` bytes inline, longer ones on the heap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InlineBytes<const N: usize> {
@@ -87,7 +112,7 @@ impl<const N: usize> InlineStr<N> {
     /// Whether this is `s` (no UTF-8 check, unlike [`InlineStr::as_str`]).
     #[inline]
     pub fn is(&self, s: &str) -> bool {
-        self.0.as_slice() == s.as_bytes()
+        short_eq(self.0.as_slice(), s.as_bytes())
     }
 
     /// Bytes held on the heap (0 when inline).
@@ -122,5 +147,26 @@ mod tests {
         );
         assert_eq!(InlineBytes::<300>::new(&[7; 255]).heap_len(), 0);
         assert_eq!(InlineBytes::<4>::EMPTY.as_slice(), b"");
+    }
+
+    /// `short_eq` answers as `==` does: every length through the word
+    /// sizes' edges, a difference at every position, and other lengths.
+    #[test]
+    fn short_eq_is_slice_equality() {
+        for n in 0..40 {
+            let a: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            assert!(short_eq(&a, &a.clone()), "{n} bytes");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!short_eq(&a, &b), "{n} bytes, byte {at} differs");
+                assert!(!short_eq(&b, &a), "{n} bytes, byte {at} differs");
+            }
+            let longer = [a.as_slice(), &[0]].concat();
+            assert!(!short_eq(&a, &longer) && !short_eq(&longer, &a), "{n}");
+        }
+        assert!(short_eq(b"band-00001-9e37", b"band-00001-9e37"));
+        assert!(!short_eq(b"band-00001-9e37", b"band-00001-9e38"));
+        assert!(!short_eq(b"heart_rate", b"heart_rat"));
     }
 }

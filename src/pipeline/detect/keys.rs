@@ -5,7 +5,7 @@ use super::stats::ShiftedSums;
 use super::{Detector, Slot, NIL};
 use crate::model::Micros;
 use crate::util::hash::FxHasher;
-use crate::util::inline::InlineBytes;
+use crate::util::inline::{short_eq, InlineBytes};
 use std::hash::Hasher;
 
 /// A key's bytes, inside its slot up to 62 (so that a slot is two cache
@@ -55,9 +55,9 @@ impl<'a> KeyRef<'a> {
         let d = self.device.len();
         key.len() == d + 2 + self.metric.len()
             && key[0] == self.sensor
-            && key[1..=d] == *self.device
+            && short_eq(&key[1..=d], self.device)
             && key[d + 1] == 0
-            && key[d + 2..] == *self.metric
+            && short_eq(&key[d + 2..], self.metric)
     }
 
     /// The key's bytes, into `buf`.

@@ -16,6 +16,7 @@
 //! differs.
 
 use crate::util::hash::FxBuild;
+use crate::util::inline::short_eq;
 use hashbrown::HashSet;
 use std::sync::Mutex;
 
@@ -133,23 +134,6 @@ impl Repeated {
     }
 }
 
-/// `a == b`, without a call to `memcmp` for names of up to 16 bytes: two
-/// overlapping word loads from each.
-#[inline(always)]
-fn short_eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
-    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or([0; 4]));
-    match n {
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        _ => a == b,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,31 +161,6 @@ mod tests {
         );
         assert!(k.keep(b"KLMNOPQRST").is_some(), "exactly 30");
         assert_eq!(k.bytes(), 30);
-    }
-
-    #[test]
-    fn short_eq_is_slice_equality() {
-        let words: Vec<Vec<u8>> = (0..=40)
-            .flat_map(|n| {
-                let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
-                let mut firsts = base.clone();
-                let mut lasts = base.clone();
-                if n > 0 {
-                    firsts[0] ^= 1;
-                    lasts[n as usize - 1] ^= 1;
-                }
-                let mut middle = base.clone();
-                if n > 2 {
-                    middle[n as usize / 2] ^= 4;
-                }
-                [base, firsts, lasts, middle]
-            })
-            .collect();
-        for a in &words {
-            for b in &words {
-                assert_eq!(short_eq(a, b), a == b, "{a:?} {b:?}");
-            }
-        }
     }
 
     #[test]
