@@ -207,6 +207,10 @@ fn store_outage_keeps_files_in_the_spool_then_drains_every_file_once() {
     let log = gw.stop();
     assert!(log.contains("Upload failed"), "the outage was logged");
     assert!(
+        log.contains("Uploads succeed again"),
+        "the end of the outage was logged: {log}"
+    );
+    assert!(
         files(&dir.path().join("spool"), "outgoing").is_empty(),
         "everything uploaded at shutdown"
     );

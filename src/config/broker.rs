@@ -82,6 +82,12 @@ impl MqttBroker {
         p.check(!b.host.is_empty(), || {
             format!("{key}.host: must name the broker")
         });
+        if let Some(problem) = host_problem(&b.host) {
+            p.push(format!(
+                "{key}.host: {:?} {problem} ({key}.port, {key}.tls)",
+                b.host
+            ));
+        }
         p.check(b.port != Some(0), || format!("{key}.port: must be 1-65535"));
         if let Some(id) = &b.client_id {
             p.check(!id.is_empty() && id.len() <= 128, || {
@@ -112,6 +118,21 @@ impl MqttBroker {
                 format!("{key}.tls: client_cert and client_key go together")
             });
         }
+    }
+}
+
+/// What is wrong with a broker `host`, which is a name or an address: not
+/// a URL (`mqtt://…`), and no port (that is `port`). An IPv6 address, with
+/// its colons, is one.
+fn host_problem(host: &str) -> Option<&'static str> {
+    if host.contains("://") {
+        Some("is a URL: write the host alone (host = \"broker.local\"); the port and TLS have keys of their own")
+    } else if host.contains(char::is_whitespace) || host.contains('/') {
+        Some("must be a host name or an IP address, without spaces or '/'")
+    } else if host.contains(':') && host.parse::<std::net::Ipv6Addr>().is_err() {
+        Some("has a ':': the port has a key of its own (an IPv6 address goes without brackets)")
+    } else {
+        None
     }
 }
 

@@ -132,6 +132,72 @@ fn store_urls_must_name_a_folder_or_bucket() {
     }
 }
 
+/// A cloud endpoint the HTTP client cannot use is refused at the check,
+/// not found at the first upload (no scheme: the client panicked at
+/// start-up; plain HTTP without `allow_http`: every upload failed).
+#[test]
+fn cloud_endpoints_must_be_urls_the_client_can_use() {
+    for (section, store, endpoint, allow_http, wrong) in [
+        (
+            "s3",
+            "s3://b/p",
+            "localhost:9000",
+            false,
+            Some("must be a URL with http:// or https://"),
+        ),
+        ("s3", "s3://b/p", "minio", false, Some("must be a URL")),
+        (
+            "s3",
+            "s3://b/p",
+            "http://localhost:9000",
+            false,
+            Some("allow_http = true"),
+        ),
+        ("s3", "s3://b/p", "http://localhost:9000", true, None),
+        ("s3", "s3://b/p", "https://minio.local:9000", false, None),
+        ("s3", "s3://b/p", "", false, None),
+        (
+            "azure",
+            "az://c/p",
+            "127.0.0.1:10000/devstoreaccount1",
+            true,
+            Some("must be a URL"),
+        ),
+        (
+            "azure",
+            "az://c/p",
+            "http://127.0.0.1:10000/devstoreaccount1",
+            false,
+            Some("allow_http"),
+        ),
+        (
+            "azure",
+            "az://c/p",
+            "http://127.0.0.1:10000/devstoreaccount1",
+            true,
+            None,
+        ),
+    ] {
+        let text = format!(
+            "{}[output.{section}]\nendpoint = \"{endpoint}\"\nallow_http = {allow_http}\n",
+            MINIMAL.replace("file:///tmp/outbox", store)
+        );
+        let r = parse(&text, "test").unwrap().validate();
+        match wrong {
+            Some(why) => {
+                let e = r.err().map(|e| e.to_string()).unwrap_or_default();
+                let key = format!("output.{section}.endpoint");
+                assert!(e.contains(&key) && e.contains(why), "{endpoint}: {e}");
+            }
+            None => assert!(
+                r.is_ok(),
+                "{endpoint}: {:?}",
+                r.err().map(|e| e.to_string())
+            ),
+        }
+    }
+}
+
 #[test]
 fn detector_sizes_that_cannot_be_allocated_are_refused() {
     let text = format!("{MINIMAL}\n[detector]\nwindow = 100000\nmax_keys = 10000000\n");

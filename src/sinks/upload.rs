@@ -25,6 +25,8 @@ use tokio_util::sync::CancellationToken;
 pub const MIN_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest retry delay.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How often a store that goes on failing is logged again.
+const OUTAGE_LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// Uploads spooled files.
 pub struct Uploader {
@@ -145,19 +147,38 @@ impl Uploader {
     pub async fn run(mut self, mut wake: mpsc::Receiver<()>, shutdown: CancellationToken) {
         let mut retry_at: Option<tokio::time::Instant> = None;
         let mut open = true;
+        // While uploads fail: since when, and when it was last logged.
+        let mut outage: Option<(std::time::Instant, std::time::Instant)> = None;
         loop {
             lock(&self.queue).enforce_limits();
             let ready = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
             if ready && self.waiting() > 0 {
+                let failed = self.failures_in_row;
                 match self.upload_one().await {
-                    Ok(_) => retry_at = None,
+                    Ok(_) => {
+                        retry_at = None;
+                        if let Some((since, _)) = outage.filter(|_| self.failures_in_row == 0) {
+                            outage = None;
+                            tracing::info!(
+                                failures = failed,
+                                down_s = since.elapsed().as_secs(),
+                                waiting = self.waiting(),
+                                "Uploads succeed again; the spool drains."
+                            );
+                        }
+                    }
                     Err(e) => {
                         let d = self.delay_after(&e);
+                        let now = std::time::Instant::now();
+                        let (since, logged) = outage.get_or_insert((now, now));
+                        // The first failure, a permanent one, and then once a
+                        // minute for as long as the store stays away.
                         if e.is_permanent()
                             || self.failures_in_row == 1
-                            || self.failures_in_row.is_multiple_of(10)
+                            || now.duration_since(*logged) >= OUTAGE_LOG_EVERY
                         {
-                            tracing::error!(error = %e, permanent = e.is_permanent(), failures = self.failures_in_row, waiting = self.waiting(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
+                            *logged = now;
+                            tracing::error!(error = %e, permanent = e.is_permanent(), failures = self.failures_in_row, failing_s = since.elapsed().as_secs(), waiting = self.waiting(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
                         }
                         retry_at = Some(tokio::time::Instant::now() + d);
                     }

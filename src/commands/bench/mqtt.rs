@@ -30,7 +30,7 @@ pub struct BenchMqttArgs {
     #[arg(long, default_value_t = 1883)]
     pub port: u16,
     /// Publish rates to measure latency at, events/s.
-    #[arg(long, value_delimiter = ',', default_values_t = [1000u32, 5000])]
+    #[arg(long, value_delimiter = ',', default_value = "1000,5000")]
     pub rates: Vec<u32>,
     /// Seconds per rate.
     #[arg(long, default_value_t = 10)]
@@ -363,4 +363,26 @@ async fn flood(events: u64, gw: &Gateway, p: &mut Publisher) -> anyhow::Result<S
         gw.metric("pitchside_mqtt_dropped_messages_total").await,
         target - got
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BenchMqttArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchMqttArgs,
+    }
+
+    /// The default is written as `--rates` is (comma-separated), and means
+    /// the same two rates.
+    #[test]
+    fn rates_default_and_list_are_comma_separated() {
+        let rates = |argv: &[&str]| Cli::try_parse_from(argv).map(|c| c.args.rates);
+        assert_eq!(rates(&["b"]).unwrap(), [1000, 5000]);
+        assert_eq!(rates(&["b", "--rates", "200,300"]).unwrap(), [200, 300]);
+        assert!(rates(&["b", "--rates", "200", "300"]).is_err());
+    }
 }

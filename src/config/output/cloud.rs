@@ -146,6 +146,19 @@ pub(super) fn check(
             )
         });
     }
+    if let Some(s) = s3 {
+        check_endpoint(
+            p,
+            "output.s3",
+            &s.endpoint,
+            s.allow_http,
+            "http://127.0.0.1:9000",
+        );
+    }
+    if let Some(a) = azure {
+        let example = "http://127.0.0.1:10000/devstoreaccount1";
+        check_endpoint(p, "output.azure", &a.endpoint, a.allow_http, example);
+    }
     for (section, _, credentials) in sections {
         if let Some(c) = credentials {
             p.check(matches!(c.as_str(), "explicit" | "instance"), || {
@@ -153,4 +166,34 @@ pub(super) fn check(
             });
         }
     }
+}
+
+/// Checks a cloud section's `endpoint` (empty: the cloud's own): an
+/// `http://` or `https://` URL with a host, and `allow_http` set for
+/// `http://`. Without the scheme the HTTP client cannot start; with plain
+/// HTTP not allowed, every upload fails. Both only after start-up, so
+/// they are refused here.
+fn check_endpoint(
+    p: &mut Problems,
+    section: &str,
+    endpoint: &str,
+    allow_http: bool,
+    example: &str,
+) {
+    if endpoint.is_empty() {
+        return;
+    }
+    let url = match reqwest::Url::parse(endpoint) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => url,
+        _ => {
+            return p.push(format!(
+                "{section}.endpoint: {endpoint:?} must be a URL with http:// or https:// and a host, e.g. \"{example}\""
+            ))
+        }
+    };
+    p.check(url.scheme() == "https" || allow_http, || {
+        format!(
+            "{section}.endpoint: {endpoint:?} is plain HTTP, which is refused unless {section}.allow_http = true (test servers only); or use https://"
+        )
+    });
 }

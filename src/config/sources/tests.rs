@@ -109,3 +109,35 @@ fn unknown_keys_of_serial_ports_and_subscriptions_are_found_beside_the_flattened
         "{e}"
     );
 }
+
+/// A broker's `host` is a name or an address: a URL or a port in it would
+/// pass to the connector and fail there, retried forever.
+#[test]
+fn a_broker_host_written_as_a_url_or_with_a_port_is_refused() {
+    for (host, wrong) in [
+        ("mqtt://localhost:1883", Some("is a URL")),
+        ("tcp://10.0.0.5", Some("is a URL")),
+        ("localhost:1883", Some("has a ':'")),
+        ("broker.local/mqtt", Some("without spaces or '/'")),
+        ("broker local", Some("without spaces or '/'")),
+        ("localhost", None),
+        ("10.0.0.5", None),
+        ("::1", None),
+        ("fd00::5", None),
+        ("broker.venue.local", None),
+    ] {
+        let r = check(&format!(
+            "[[sources.mqtt]]\nbroker = {{ host = \"{host}\" }}\nsubscriptions = [{{ topic = \"t\" }}]\n"
+        ));
+        match wrong {
+            Some(why) => {
+                let e = r.err().unwrap_or_default();
+                assert!(
+                    e.contains("sources.mqtt[0].broker.host") && e.contains(why),
+                    "{host}: {e}"
+                );
+            }
+            None => assert!(r.is_ok(), "{host}: {:?}", r.err()),
+        }
+    }
+}
