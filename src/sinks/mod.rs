@@ -3,6 +3,7 @@
 
 pub mod alerts;
 pub mod heap;
+pub mod outage;
 pub mod parquet;
 pub mod spool;
 pub mod spool_queue;

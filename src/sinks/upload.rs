@@ -8,6 +8,7 @@
 //! [`super::spool_queue::SpoolQueue`], shared with the encoder; the
 //! uploader enforces the ceilings while uploads fail.
 
+use super::outage::OutageLog;
 use super::spool::SpooledFile;
 pub use super::spool_queue::{free_disk, SpoolLimits};
 use super::spool_queue::{lock, SharedQueue, SpoolQueue};
@@ -25,8 +26,6 @@ use tokio_util::sync::CancellationToken;
 pub const MIN_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest retry delay.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// How often a store that goes on failing is logged again.
-const OUTAGE_LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// Uploads spooled files.
 pub struct Uploader {
@@ -147,8 +146,7 @@ impl Uploader {
     pub async fn run(mut self, mut wake: mpsc::Receiver<()>, shutdown: CancellationToken) {
         let mut retry_at: Option<tokio::time::Instant> = None;
         let mut open = true;
-        // While uploads fail: since when, and when it was last logged.
-        let mut outage: Option<(std::time::Instant, std::time::Instant)> = None;
+        let mut outage = OutageLog::default();
         loop {
             lock(&self.queue).enforce_limits();
             let ready = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
@@ -157,29 +155,13 @@ impl Uploader {
                 match self.upload_one().await {
                     Ok(_) => {
                         retry_at = None;
-                        if let Some((since, _)) = outage.filter(|_| self.failures_in_row == 0) {
-                            outage = None;
-                            tracing::info!(
-                                failures = failed,
-                                down_s = since.elapsed().as_secs(),
-                                waiting = self.waiting(),
-                                "Uploads succeed again; the spool drains."
-                            );
+                        if self.failures_in_row == 0 {
+                            outage.succeeded(failed, self.waiting());
                         }
                     }
                     Err(e) => {
                         let d = self.delay_after(&e);
-                        let now = std::time::Instant::now();
-                        let (since, logged) = outage.get_or_insert((now, now));
-                        // The first failure, a permanent one, and then once a
-                        // minute for as long as the store stays away.
-                        if e.is_permanent()
-                            || self.failures_in_row == 1
-                            || now.duration_since(*logged) >= OUTAGE_LOG_EVERY
-                        {
-                            *logged = now;
-                            tracing::error!(error = %e, permanent = e.is_permanent(), failures = self.failures_in_row, failing_s = since.elapsed().as_secs(), waiting = self.waiting(), retry_in_ms = d.as_millis() as u64, "Upload failed; files stay in the spool and are retried.");
-                        }
+                        outage.failed(&e, self.failures_in_row, self.waiting(), d);
                         retry_at = Some(tokio::time::Instant::now() + d);
                     }
                 }
