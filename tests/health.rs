@@ -196,3 +196,78 @@ fn a_device_that_stops_publishing_is_reported_silent_over_mqtt_then_back() {
         .collect();
     assert_eq!(events[..2], ["silent", "back"], "{events:?}");
 }
+
+/// libfaketime (Debian: libfaketime), which lets a test step the gateway's
+/// wall clock while its monotonic clock runs on; `None` (skipped loudly,
+/// or a failure in CI) where it is not installed.
+fn libfaketime() -> Option<std::path::PathBuf> {
+    let found = std::fs::read_dir("/usr/lib")
+        .ok()?
+        .flatten()
+        .map(|d| d.path().join("faketime/libfaketime.so.1"))
+        .find(|p| p.exists());
+    if found.is_none() {
+        skip("this test needs libfaketime (Debian: apt-get install libfaketime)");
+    }
+    found
+}
+
+/// A wearable line of `device` stamped with the real time.
+fn band_line(device: &str) -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    format!(
+        "{{\"device_id\":\"{device}\",\"event_time\":{ms},\"player_id\":7,\"heart_rate\":150}}\n"
+    )
+}
+
+#[test]
+fn silence_is_measured_in_elapsed_time_when_the_wall_clock_steps_back_or_forward() {
+    use common::serial::SerialRig;
+    let Some(lib) = libfaketime() else { return };
+    let Some(rig) = SerialRig::with_socat("ttyC0", "sensor = \"wearable\"\n", |c| {
+        c.set_str("health", "silent_after", "2s")
+            .set_str("limits", "max_future", "2h")
+    }) else {
+        return;
+    };
+    // The gateway's wall clock is the real one plus the offset in this file
+    // (read again every second); its monotonic clock is left alone.
+    let offset = rig.dir.path().join("faketime");
+    std::fs::write(&offset, "+0\n").unwrap();
+    let mut pty = common::serial::Pty::open(&rig.tty);
+    let env = [
+        ("LD_PRELOAD", lib.to_str().unwrap()),
+        ("FAKETIME_TIMESTAMP_FILE", offset.to_str().unwrap()),
+        ("FAKETIME_CACHE_DURATION", "1"),
+        ("DONT_FAKE_MONOTONIC", "1"),
+    ];
+    let gw = Gateway::start(&rig.cfg, rig.port, &env);
+    gw.log.wait_for("Serial port opened.", 1, T);
+
+    // Forward by an hour while band-1 keeps sending: nobody goes silent.
+    let sending = Instant::now();
+    while sending.elapsed() < Duration::from_secs(5) {
+        if (2..3).contains(&sending.elapsed().as_secs()) {
+            std::fs::write(&offset, "+3600\n").unwrap();
+        }
+        pty.write(band_line("band-1").as_bytes());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    gw.log.wait_for("The system clock stepped", 1, T);
+    let silent = "pitchside_device_events_total{event=\"silent\"}";
+    assert_eq!(gw.metric(silent), 0.0, "log:\n{}", gw.log.all().join("\n"));
+
+    // Back by an hour and ten minutes, and band-1 stops: silent 2 s of
+    // elapsed time later, not 70 minutes.
+    std::fs::write(&offset, "-600\n").unwrap();
+    let stopped = Instant::now();
+    gw.log.wait_for("The system clock stepped", 2, T);
+    gw.wait_metric(silent, 1.0, T);
+    let took = stopped.elapsed();
+    assert!(took < Duration::from_secs(6), "silent after {took:?}");
+    assert_eq!(gw.metric(silent), 1.0);
+    gw.stop();
+}

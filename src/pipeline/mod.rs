@@ -11,6 +11,7 @@ pub mod fatigue;
 pub mod health;
 pub mod rows;
 mod stage;
+pub mod time_guard;
 pub mod window;
 
 pub use health::DeviceStatus;

@@ -6,7 +6,8 @@
 //!
 //! Here: the state and its construction and reload. `process`: one input
 //! through decode, detect and windows. `outputs`: table rows and live
-//! alerts. `clock`: whether the wall clock may judge event times.
+//! alerts. `clock`: whether the wall clock may judge event times, and the
+//! trusted time ([`crate::pipeline::time_guard`]) while it may not.
 //! `health`: device health (silent and back).
 //! `snapshot`: the checkpoint.
 
@@ -25,11 +26,11 @@ use crate::pipeline::detect::{Detector, DetectorParams};
 use crate::pipeline::fatigue::FatigueTracker;
 use crate::pipeline::health::{DeviceHealth, HealthParams};
 use crate::pipeline::rows::{AlertRecord, FatigueRecord};
+use crate::pipeline::time_guard::TimeGuard;
 use crate::pipeline::window::{WindowAggregator, WindowParams};
 use crate::tables::{Stamp, TableBuffer, TableId};
-use crate::util::clock::{ClockState, KernelClock};
 use crate::util::log_limit::LogLimiter;
-use clock::ClockWatch;
+pub use clock::{clock_input, clock_record, ClockChange, CLOCK_SOURCE};
 
 /// At most one log line per this much wall-clock time for duplicate conflicts.
 const CONFLICT_LOG_PERIOD: Micros = 10_000_000;
@@ -62,9 +63,13 @@ pub struct PipelineCounters {
     /// Duplicate readings whose value differs from the reading kept (also
     /// counted in `duplicate_rows`).
     pub duplicate_conflicts: u64,
-    /// Events accepted without the `limits.max_future` check because the
-    /// kernel reported the clock unsynchronised.
+    /// Events accepted while the kernel reported the clock unsynchronised
+    /// (judged against the trusted time instead of the clock).
     pub clock_unsynced_events: u64,
+    /// Events rejected (`implausible_time`) while the clock was
+    /// unsynchronised: more than `limits.max_future` ahead of the trusted
+    /// time, which no two devices agreed on.
+    pub clock_unvouched_events: u64,
     /// The clock is unsynchronised now (a state, not a counter; live only).
     pub clock_unsynchronized: bool,
     /// `silent` device events.
@@ -98,7 +103,11 @@ pub struct Pipeline {
     raw: bool,
     max_event_bytes: usize,
     nondup: Vec<(u8, f64)>,
-    clock: ClockWatch,
+    /// `limits.max_future` on live pipelines; `None` in `replay`.
+    max_future: Option<Micros>,
+    /// Whether the clock is synchronised (as the run task last said).
+    synced: bool,
+    guard: TimeGuard,
     conflict_log: LogLimiter,
     health: DeviceHealth,
     out: Outputs,
@@ -135,7 +144,8 @@ pub enum LiveAlert {
 
 impl Pipeline {
     /// A pipeline for `config`. `live` turns on the wall-clock plausibility
-    /// check of event times (off in `replay`).
+    /// check of event times (off in `replay`); a live pipeline takes the
+    /// clock as synchronised until [`Pipeline::set_clock_synchronized`].
     pub fn new(config: &Config, live: bool) -> Pipeline {
         Pipeline {
             decoder: Decoder::new(
@@ -159,11 +169,9 @@ impl Pipeline {
             raw: config.output.raw,
             max_event_bytes: config.limits.max_event_bytes,
             nondup: Vec::with_capacity(4),
-            clock: ClockWatch {
-                state: live.then(|| Box::new(KernelClock::default()) as Box<dyn ClockState>),
-                asked_at: None,
-                synced: true,
-            },
+            max_future: live.then_some(config.limits.max_future),
+            synced: true,
+            guard: TimeGuard::default(),
             conflict_log: LogLimiter::new(CONFLICT_LOG_PERIOD),
             health: DeviceHealth::new(HealthParams {
                 silent_after: config.health.silent_after,

@@ -5,6 +5,8 @@
 //! time daemon has set the clock. [`ClockState`] is the question, injectable
 //! so that tests can say "unsynchronised"; [`KernelClock`] asks the kernel.
 
+use crate::model::Micros;
+
 /// Answers "is the wall clock synchronised now?".
 pub trait ClockState: Send {
     /// `false` while the clock is known not to be synchronised.
@@ -68,6 +70,64 @@ pub fn kernel_clock_synchronized() -> std::io::Result<bool> {
     }
 }
 
+/// How often (of the wall clock handed in) [`ClockWatch`] asks.
+pub const CLOCK_POLL: Micros = 1_000_000;
+
+/// Asks a [`ClockState`] at most once per [`CLOCK_POLL`] (and again when
+/// the wall clock went back) whether the clock is synchronised.
+pub struct ClockWatch {
+    state: Box<dyn ClockState>,
+    asked_at: Option<Micros>,
+    synced: bool,
+}
+
+impl ClockWatch {
+    /// A watch on `state` whose last answer was `synced`.
+    pub fn new(state: impl ClockState + 'static, synced: bool) -> ClockWatch {
+        ClockWatch {
+            state: Box::new(state),
+            asked_at: None,
+            synced,
+        }
+    }
+
+    /// `Some(new state)` when the answer changed since the last one.
+    pub fn poll(&mut self, clock: Micros) -> Option<bool> {
+        if let Some(at) = self.asked_at {
+            if (0..CLOCK_POLL).contains(&clock.saturating_sub(at)) {
+                return None;
+            }
+        }
+        self.asked_at = Some(clock);
+        let synced = self.state.synchronized();
+        (synced != std::mem::replace(&mut self.synced, synced)).then_some(synced)
+    }
+}
+
+/// A wall clock that moved this much more (or less) than the monotonic
+/// clock between two looks has stepped. NTP's slewing is at most 0.5 ms a
+/// second, far below it.
+pub const STEP_TOLERANCE: Micros = 1_000_000;
+
+/// Notices steps of the wall clock (NTP setting a stale clock, `date -s`) by
+/// comparing its progress with the monotonic clock's.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StepWatch {
+    last: Option<(Micros, std::time::Instant)>,
+}
+
+impl StepWatch {
+    /// Looks at wall clock `wall` and monotonic clock `mono` together;
+    /// `Some(step)` when the wall clock stepped by more than
+    /// [`STEP_TOLERANCE`] since the last look (negative: back).
+    pub fn observe(&mut self, wall: Micros, mono: std::time::Instant) -> Option<Micros> {
+        let (last_wall, last_mono) = self.last.replace((wall, mono))?;
+        let elapsed = mono.saturating_duration_since(last_mono).as_micros() as Micros;
+        let step = wall.saturating_sub(last_wall).saturating_sub(elapsed);
+        (step.abs() > STEP_TOLERANCE).then_some(step)
+    }
+}
+
 /// Not Linux: the clock state is unknown.
 #[cfg(not(target_os = "linux"))]
 pub fn kernel_clock_synchronized() -> std::io::Result<bool> {
@@ -85,5 +145,41 @@ mod tests {
         assert!(kernel_clock_synchronized().is_ok());
         let mut fixed = || false;
         assert!(!ClockState::synchronized(&mut fixed));
+    }
+
+    #[test]
+    fn a_step_of_the_wall_clock_is_told_apart_from_its_progress() {
+        use std::time::{Duration, Instant};
+        const T: Micros = 1_795_980_600_000_000;
+        let m = Instant::now();
+        let mut w = StepWatch::default();
+        assert_eq!(w.observe(T, m), None, "the first look");
+        let s = |secs: u64| m + Duration::from_secs(secs);
+        assert_eq!(w.observe(T + 5_000_100, s(5)), None, "progress, slewed");
+        assert_eq!(w.observe(T - 595_000_000, s(10)), Some(-605_000_100));
+        assert_eq!(w.observe(T - 594_000_000, s(11)), None);
+        assert_eq!(w.observe(T + 3_600_000_000, s(12)), Some(4_193_000_000));
+    }
+
+    #[test]
+    fn the_clock_state_is_asked_at_most_once_a_second_and_changes_are_reported() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::Arc;
+        let asked = Arc::new(AtomicU64::new(0));
+        let a = asked.clone();
+        let mut w = ClockWatch::new(move || a.fetch_add(1, Ordering::Relaxed) >= 2, true);
+        const T: Micros = 1_795_980_600_000_000;
+        assert_eq!(w.poll(T), Some(false), "changed from the start's state");
+        for i in 1..1000 {
+            assert_eq!(w.poll(T + i * 999), None);
+        }
+        assert_eq!(asked.load(Ordering::Relaxed), 1, "1000 polls in one second");
+        assert_eq!(
+            w.poll(T - 3_600_000_000),
+            None,
+            "a clock that went back asks again"
+        );
+        assert_eq!(asked.load(Ordering::Relaxed), 2);
+        assert_eq!(w.poll(T), Some(true));
     }
 }

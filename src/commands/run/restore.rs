@@ -51,9 +51,12 @@ pub(crate) fn restore(
 }
 
 /// One journal record: a sensor input to the pipeline, a console ack to
-/// `alert_acks`.
+/// `alert_acks`, a change of the clock (its state, a step) to the pipeline.
 fn replay_one(p: &mut Pipeline, input: &crate::model::RawInput) {
     use crate::console::journal::{journaled, Journaled};
+    if let Some(change) = crate::pipeline::clock_record(input) {
+        return p.clock_changed(change, input.received_at);
+    }
     match journaled(input) {
         Journaled::Input => p.process(input, input.received_at),
         Journaled::Ack(a) => p.ack(&a),

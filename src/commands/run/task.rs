@@ -6,7 +6,7 @@ use crate::commands::run::alert_log::log_alerts;
 use crate::commands::run::restore::{restore, sync_interval};
 use crate::config::Config;
 use crate::model::RawInput;
-use crate::pipeline::Pipeline;
+use crate::pipeline::{clock_input, ClockChange, Pipeline};
 use crate::sinks::alerts::{AlertSender, NotifyCooldown};
 use crate::sinks::writer::row_group_limit;
 use crate::sinks::UploadStats;
@@ -15,6 +15,7 @@ use crate::state::StateStats;
 use crate::tables::{RowGroupLimit, TableBuffer};
 use crate::telemetry::systemd::Heartbeat;
 use crate::telemetry::{MetricsSnapshot, ProgressTracker};
+use crate::util::clock::{ClockWatch, KernelClock, StepWatch};
 use crate::util::time::now_micros;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -73,7 +74,11 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         heartbeat,
         row_group: row_group_limit(&config),
         progress: ProgressTracker::new(now_micros()),
+        clock: ClockWatch::new(KernelClock::default(), true),
+        steps: StepWatch::default(),
     };
+    task.clock = ClockWatch::new(KernelClock::default(), task.p.clock_synchronized());
+    task.watch_clock(now_micros());
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
     let mut flush = tokio::time::interval(period(config.output.flush_interval));
     let mut report = tokio::time::interval(period(config.metrics.progress_interval));
@@ -107,6 +112,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                 None => commands = None,
             },
             _ = second.tick() => {
+                task.watch_clock(now_micros());
                 task.check_health();
                 task.publish_console();
             }
@@ -144,6 +150,10 @@ struct Task {
     /// When a table's rows go to the encoder as a row group.
     row_group: RowGroupLimit,
     progress: ProgressTracker,
+    /// Whether the kernel's clock is synchronised (asked at most once a second).
+    clock: ClockWatch,
+    /// Steps of the wall clock.
+    steps: StepWatch,
 }
 
 impl Task {
@@ -153,6 +163,7 @@ impl Task {
         self.heartbeat.beat();
         let t0 = std::time::Instant::now();
         let clock = now_micros();
+        self.watch_clock(clock);
         for mut input in batch.drain(..) {
             self.recorder.record(&mut input);
             self.p.process(&input, clock);
@@ -163,6 +174,22 @@ impl Task {
         if self.p.tables_due(self.row_group) {
             let tables = self.p.take_tables(self.row_group);
             send(&self.tables, tables, false, &self.stats).await;
+        }
+    }
+
+    /// Asks whether the clock is synchronised and whether it stepped; a
+    /// change is journaled first (so that a replay of the journal judges
+    /// inputs as they were judged here), then applied to the pipeline.
+    fn watch_clock(&mut self, clock: crate::model::Micros) {
+        let stepped = self.steps.observe(clock, std::time::Instant::now());
+        let synced = self.clock.poll(clock);
+        let changes = [
+            stepped.map(ClockChange::Stepped),
+            synced.map(ClockChange::Synchronized),
+        ];
+        for change in changes.into_iter().flatten() {
+            self.recorder.record(&mut clock_input(change, clock));
+            self.p.clock_changed(change, clock);
         }
     }
 

@@ -159,10 +159,13 @@ pub(super) fn data_path_lines(m: &BTreeMap<String, f64>) -> String {
         );
     }
     if m.get("pitchside_clock_synchronized") == Some(&0.0) {
-        let _ = writeln!(
+        let _ =
+            writeln!(
             o,
-            "clock       unsynchronised: event times not checked against limits.max_future ({} events so far)",
-            m.get("pitchside_clock_unsynced_events_total").copied().unwrap_or(0.0)
+            "clock       unsynchronised: event times judged against the time two devices agree on \
+             ({} events accepted, {} refused as implausible_time)",
+            m.get("pitchside_clock_unsynced_events_total").copied().unwrap_or(0.0),
+            m.get("pitchside_clock_unvouched_events_total").copied().unwrap_or(0.0)
         );
     }
     o
@@ -177,12 +180,13 @@ mod tests {
     fn unknown_fields_and_an_unsynchronised_clock_are_shown() {
         let m = parse_metrics(
             "pitchside_unknown_fields_total{sensor=\"wearable\",field=\"accel\"} 3\n\
-             pitchside_clock_synchronized 0\npitchside_clock_unsynced_events_total 12\n",
+             pitchside_clock_synchronized 0\npitchside_clock_unsynced_events_total 12\n\
+             pitchside_clock_unvouched_events_total 1\n",
         );
         let text = data_path_lines(&m);
         assert!(text.contains("wearable.accel 3"), "{text}");
         assert!(
-            text.contains("unsynchronised") && text.contains("12 events"),
+            text.contains("unsynchronised") && text.contains("12 events accepted, 1 refused"),
             "{text}"
         );
         let quiet = parse_metrics("pitchside_clock_synchronized 1\n");

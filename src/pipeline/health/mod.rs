@@ -219,6 +219,26 @@ impl DeviceHealth {
         Some(since)
     }
 
+    /// The wall clock stepped by `step` (NTP setting a stale clock, an
+    /// operator's `date`): every arrival time kept moves with it, so that
+    /// silence is measured in elapsed time, not in the step. Unused slots
+    /// move too (they are overwritten before being read).
+    pub fn shift(&mut self, step: Micros) {
+        let by = |t: Micros| {
+            if t == Micros::MIN {
+                t
+            } else {
+                t.saturating_add(step)
+            }
+        };
+        for d in &mut self.slots {
+            d.last_seen = by(d.last_seen);
+        }
+        self.paused = self.paused.map(by);
+        self.resumed_at = by(self.resumed_at);
+        self.next_check = by(self.next_check);
+    }
+
     /// Since when the checks are paused; `None` when they are not.
     pub fn paused_since(&self) -> Option<Micros> {
         self.paused

@@ -369,3 +369,26 @@ fn ids_and_names_too_long_for_the_slot_are_tracked_the_same() {
     seen(&mut h, "third", T0 + S + 2); // evicts the least recently seen: `long`
     assert_eq!(tracked_ids(&h), vec![short, "third".to_string()]);
 }
+
+#[test]
+fn after_the_clock_steps_back_a_stopped_device_is_silent_after_silent_after_of_elapsed_time() {
+    let mut h = tracker(10);
+    seen(&mut h, "a", T0);
+    let step = -600_000_000;
+    h.shift(step);
+    assert!(check(&mut h, T0 + step + S - 1).is_empty());
+    assert_eq!(check(&mut h, T0 + step + S), silent("a"));
+}
+
+#[test]
+fn after_the_clock_steps_forward_no_device_that_keeps_sending_goes_silent() {
+    let mut h = tracker(10);
+    seen(&mut h, "a", T0);
+    seen(&mut h, "b", T0);
+    let step = 3_600_000_000;
+    h.shift(step);
+    assert!(check(&mut h, T0 + step + 1_000_000).is_empty());
+    seen(&mut h, "a", T0 + step + 2_000_000);
+    assert_eq!(check(&mut h, T0 + step + S), silent("b"));
+    assert!(check(&mut h, T0 + step + S + 1_000_000).is_empty());
+}

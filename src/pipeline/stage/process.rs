@@ -15,7 +15,7 @@ use tracing::warn;
 impl Pipeline {
     /// Processes one input at wall-clock time `clock`.
     pub fn process(&mut self, input: &RawInput, clock: Micros) {
-        self.watch_clock(clock);
+        self.guard.tick(clock);
         let unknown = &mut self.out.counters.unknown_fields;
         let decoded = self.decoder.decode_with(input, clock, &mut |k, dev, name| {
             note_unknown(unknown, k, dev, name)
@@ -59,7 +59,7 @@ impl Pipeline {
         received_at: Micros,
         clock: Micros,
     ) {
-        self.watch_clock(clock);
+        self.guard.tick(clock);
         let cx = Context {
             topic,
             received_at,
@@ -88,7 +88,7 @@ impl Pipeline {
         hint: Option<SensorKind>,
         clock: Micros,
     ) -> Decoded<'a> {
-        self.watch_clock(clock);
+        self.guard.tick(clock);
         let unknown = &mut self.out.counters.unknown_fields;
         self.decoder
             .decode_bytes_with(payload, hint, clock, &mut |k, dev, name| {
@@ -115,10 +115,16 @@ impl Pipeline {
                 self.reject_input(source, r.reason, &r.detail, payload, received_at);
             }
             // By reference: moving the event out of `d` would copy it.
-            Decoded::Event(ref e) => self.accept_counted(e, received_at, clock),
+            Decoded::Event(ref e) => {
+                if self.plausible(e, source, payload, received_at, clock, line) {
+                    self.accept_counted(e, received_at, clock);
+                }
+            }
             Decoded::Events(events) => {
                 for e in &events {
-                    self.accept_counted(e, received_at, clock);
+                    if self.plausible(e, source, payload, received_at, clock, line) {
+                        self.accept_counted(e, received_at, clock);
+                    }
                 }
             }
         }
@@ -126,10 +132,52 @@ impl Pipeline {
 
     fn accept_counted(&mut self, e: &Event, received_at: Micros, clock: Micros) {
         self.out.counters.input_rows += 1;
-        if !self.clock.synced {
+        if !self.synced {
             self.out.counters.clock_unsynced_events += 1;
         }
         self.accept(e, received_at, clock);
+    }
+
+    /// While the clock is unsynchronised (live only), `e` must be at most
+    /// `limits.max_future` ahead of the trusted time; if not, it is
+    /// rejected as `implausible_time` (and counted) and `false` returned.
+    /// With a synchronised clock the decoder has judged it already.
+    #[inline]
+    fn plausible(
+        &mut self,
+        e: &Event,
+        source: &str,
+        payload: &[u8],
+        received_at: Micros,
+        clock: Micros,
+        line: Option<u64>,
+    ) -> bool {
+        if self.synced {
+            return true;
+        }
+        let Some(max_future) = self.max_future else {
+            return true;
+        };
+        let device = crate::util::hash::fx_hash(e.device_id.as_bytes()) ^ e.sensor as u64;
+        let Err(trusted) = self.guard.judge(device, e.event_time, clock, max_future) else {
+            return true;
+        };
+        self.out.counters.clock_unvouched_events += 1;
+        let detail = format!(
+            "{}event time {} is more than limits.max_future ahead of the trusted time {} \
+             (the clock is unsynchronised and no two devices agree on a later time)",
+            line.map(|n| format!("line {n}: ")).unwrap_or_default(),
+            format_rfc3339(e.event_time),
+            format_rfc3339(trusted),
+        );
+        self.reject_input(
+            source,
+            RejectReason::ImplausibleTime,
+            &detail,
+            payload,
+            received_at,
+        );
+        false
     }
 
     /// Records a rejected input: the decoder's, or one that a source

@@ -1,4 +1,5 @@
-//! The stage's checkpoint: detector, windows, fatigue and downtime, sealed
+//! The stage's checkpoint: detector, windows, fatigue, downtime and the
+//! clock state with its trusted time, sealed
 //! by `state::checkpoint`; and downtime learnt at start-up.
 
 use super::Pipeline;
@@ -6,7 +7,7 @@ use crate::model::Micros;
 use crate::util::codec::{Dec, DecodeError, Enc};
 
 impl Pipeline {
-    /// The state to checkpoint (detector, windows, fatigue, downtime) as a
+    /// The state to checkpoint (detector, windows, fatigue, downtime, clock) as a
     /// body for [`crate::util::codec::Dec`], with the first journal
     /// generation whose inputs it does not include.
     pub fn snapshot(&self, journal_generation: u64) -> Vec<u8> {
@@ -16,6 +17,7 @@ impl Pipeline {
         self.windows.save(&mut e);
         self.out.fatigue.save(&mut e);
         self.out.downtime.save(&mut e);
+        self.guard.save(&mut e, self.synced);
         e.0
     }
 
@@ -30,6 +32,12 @@ impl Pipeline {
         // Checkpoints of older builds end here.
         if !d.finished() {
             self.out.downtime.load(&mut d)?;
+        }
+        if !d.finished() {
+            let synced = self.guard.load(&mut d)?;
+            if self.max_future.is_some() {
+                self.apply_clock_state(synced);
+            }
         }
         if !d.finished() {
             return Err(DecodeError("trailing bytes"));

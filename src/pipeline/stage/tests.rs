@@ -1,10 +1,7 @@
-use super::clock::CLOCK_POLL;
 use super::*;
 use crate::model::{RejectReason, SensorKind};
 use crate::pipeline::rows::AlertRecord;
 use crate::tables::RowGroupLimit;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 fn config() -> Config {
     crate::config::parse(
@@ -27,49 +24,72 @@ fn pitch(t: Micros) -> Vec<u8> {
     .into_bytes()
 }
 
-/// A live pipeline whose clock state is the returned flag.
-fn live_with_clock(synced: bool) -> (Pipeline, Arc<AtomicBool>) {
-    let flag = Arc::new(AtomicBool::new(synced));
-    let f = flag.clone();
-    let p = Pipeline::new(&config(), true).with_clock_state(move || f.load(Ordering::Relaxed));
-    (p, flag)
+/// A live pipeline told that its clock is (not) synchronised.
+fn live_with_clock(synced: bool) -> Pipeline {
+    let mut p = Pipeline::new(&config(), true);
+    p.set_clock_synchronized(synced, NOW);
+    p
+}
+
+fn pitch_of(dev: &str, t: Micros) -> Vec<u8> {
+    format!(
+        r#"{{"sensor":"pitch","device_id":"{dev}","event_time":{},"ball_speed":140}}"#,
+        t / 1000
+    )
+    .into_bytes()
 }
 
 #[test]
-fn a_future_event_is_accepted_and_counted_while_the_clock_is_unsynchronised() {
-    let (mut p, synced) = live_with_clock(false);
-    p.process_bytes("test", None, &pitch(NOW + HOUR), NOW, NOW);
+fn unsynchronised_a_future_time_two_devices_agree_on_is_accepted_and_counted() {
+    let mut p = live_with_clock(false);
+    // A stale gateway clock: the devices are an hour ahead. The first
+    // reading of each of the first two has no second device to vouch for it.
+    for dev in ["a", "b", "c", "a"] {
+        p.process_bytes("test", None, &pitch_of(dev, NOW + HOUR), NOW, NOW);
+    }
     let c = p.counters();
-    assert_eq!(
-        c.accepted, 1,
-        "an hour ahead of a stale clock is no reason to reject"
-    );
-    assert_eq!(c.clock_unsynced_events, 1);
-    assert!(c.clock_unsynchronized);
-    // The 2020-01-01 floor still holds.
-    p.process_bytes("test", None, &pitch(1_000_000), NOW, NOW);
-    assert_eq!(
-        p.counters().rejected[RejectReason::ImplausibleTime as usize],
-        1
-    );
-
-    // Synchronised (asked again a poll period later): judged against the clock.
-    synced.store(true, Ordering::Relaxed);
-    let later = NOW + CLOCK_POLL;
-    p.process_bytes("test", None, &pitch(later + HOUR + 1_000_000), later, later);
-    let c = p.counters();
+    assert_eq!((c.accepted, c.clock_unsynced_events), (2, 2));
+    assert_eq!(c.clock_unvouched_events, 2);
     assert_eq!(c.rejected[RejectReason::ImplausibleTime as usize], 2);
-    assert_eq!(c.accepted, 1);
-    assert_eq!(
-        c.clock_unsynced_events, 1,
-        "counted only while unsynchronised"
+    assert!(c.clock_unsynchronized);
+    assert_eq!(p.trusted_time(NOW), NOW + HOUR);
+    // One device a century ahead is refused and moves nothing.
+    p.process_bytes(
+        "test",
+        None,
+        &pitch_of("x", 4_102_444_800_000_000),
+        NOW,
+        NOW,
     );
+    assert_eq!(p.counters().clock_unvouched_events, 3);
+    assert_eq!(p.trusted_time(NOW), NOW + HOUR);
+    // The 2020-01-01 floor still holds (the decoder's).
+    p.process_bytes("test", None, &pitch(1_000_000), NOW, NOW);
+    let c = p.counters();
+    assert_eq!(c.rejected[RejectReason::ImplausibleTime as usize], 4);
+    let tables = p.take_tables(RowGroupLimit::ANY);
+    let rejects = tables.iter().find(|t| t.table == TableId::Rejects).unwrap();
+    assert_eq!(rejects.rows, 4);
+
+    // Synchronised: judged against the clock.
+    p.set_clock_synchronized(true, NOW + 1);
+    p.process_bytes(
+        "test",
+        None,
+        &pitch_of("a", NOW + HOUR + 2),
+        NOW + 1,
+        NOW + 1,
+    );
+    let c = p.counters();
+    assert_eq!(c.rejected[RejectReason::ImplausibleTime as usize], 5);
+    assert_eq!((c.accepted, c.clock_unsynced_events), (2, 2));
     assert!(!c.clock_unsynchronized);
+    assert_eq!(p.trusted_time(NOW + 1), NOW + 1);
 }
 
 #[test]
 fn a_synchronised_clock_rejects_a_future_event_as_the_spec_says() {
-    let (mut p, _) = live_with_clock(true);
+    let mut p = live_with_clock(true);
     p.process_bytes("test", None, &pitch(NOW + HOUR), NOW, NOW);
     let c = p.counters();
     assert_eq!(c.rejected[RejectReason::ImplausibleTime as usize], 1);
@@ -77,42 +97,48 @@ fn a_synchronised_clock_rejects_a_future_event_as_the_spec_says() {
 }
 
 #[test]
-fn the_clock_state_is_asked_at_most_once_a_second_not_per_event() {
-    let asked = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let a = asked.clone();
-    let mut p = Pipeline::new(&config(), true).with_clock_state(move || {
-        a.fetch_add(1, Ordering::Relaxed);
-        true
-    });
-    for i in 0..1000 {
-        p.process_bytes(
-            "test",
-            None,
-            &pitch(NOW + i),
-            NOW + i * 1000,
-            NOW + i * 1000,
-        );
+fn the_clock_state_and_trusted_time_survive_a_checkpoint() {
+    let mut p = live_with_clock(false);
+    for dev in ["a", "b", "c"] {
+        p.process_bytes("test", None, &pitch_of(dev, NOW + HOUR), NOW, NOW);
     }
+    let body = p.snapshot(7);
+    let mut q = Pipeline::new(&config(), true);
+    assert_eq!(q.restore(&body), Ok(7));
+    assert!(!q.clock_synchronized() && q.counters().clock_unsynchronized);
+    assert_eq!(q.trusted_time(NOW), NOW + HOUR);
+    // The same decisions after the restore: d is vouched for, z is not.
+    q.process_bytes("test", None, &pitch_of("d", NOW + HOUR), NOW, NOW);
+    q.process_bytes("test", None, &pitch_of("z", NOW + 9 * HOUR), NOW, NOW);
     assert_eq!(
-        asked.load(Ordering::Relaxed),
-        1,
-        "1000 events in one second"
-    );
-    p.process_bytes("test", None, &pitch(NOW), NOW - HOUR, NOW - HOUR);
-    assert_eq!(
-        asked.load(Ordering::Relaxed),
-        2,
-        "a clock that went back asks again"
+        (q.counters().accepted, q.counters().clock_unvouched_events),
+        (1, 1)
     );
 }
 
 #[test]
-fn replay_never_asks_the_clock() {
-    let mut p = Pipeline::new(&config(), false)
-        .with_clock_state(|| -> bool { panic!("replay must not depend on the clock") });
+fn replay_is_never_judged_against_the_clock() {
+    let mut p = Pipeline::new(&config(), false);
+    p.set_clock_synchronized(false, NOW);
+    assert!(p.clock_synchronized());
     p.process_bytes("test", None, &pitch(NOW + 100 * HOUR), NOW, NOW);
     assert_eq!(p.counters().accepted, 1);
     assert_eq!(p.counters().clock_unsynced_events, 0);
+}
+
+#[test]
+fn a_clock_record_round_trips_and_other_records_are_not_one() {
+    for change in [
+        ClockChange::Synchronized(false),
+        ClockChange::Synchronized(true),
+        ClockChange::Stepped(-600_000_000),
+        ClockChange::Stepped(HOUR),
+    ] {
+        assert_eq!(clock_record(&clock_input(change, NOW)), Some(change));
+    }
+    let mut other = clock_input(ClockChange::Stepped(1), NOW);
+    other.source = std::sync::Arc::from("serial:/dev/ttyUSB0");
+    assert_eq!(clock_record(&other), None);
 }
 
 #[test]
