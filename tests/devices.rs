@@ -493,3 +493,95 @@ fn simulate_as_writes_to_a_serial_port_that_the_serial_profiles_read() {
         assert!(rejects.is_empty(), "{}: {} rejects", p.file, rejects.len());
     }
 }
+
+#[test]
+fn replaying_a_clockless_device_without_arrival_times_is_refused_with_the_fix_named() {
+    // A device with no clock (event_time = "arrival") read from a file: the
+    // file has no arrival times, and lines stamped with one read time would
+    // become duplicates of each other and vanish.
+    for p in PROFILES.iter().filter(|p| p.arrival) {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = venue(dir.path(), p);
+        let sample = devices().join(format!("{}.sample", p.file));
+        let out = dir.path().join("out");
+        let mut c = Replay::new(&cfg, &sample).output(&out).command();
+        c.args(["--source", p.name]);
+        if let Some(t) = p.topic {
+            c.args(["--topic", t]);
+        }
+        let got = c.output().unwrap();
+        let err = String::from_utf8_lossy(&got.stderr);
+        assert!(
+            !got.status.success()
+                && err.contains("--received-at")
+                && err.contains("--received-step"),
+            "{}: {:?}\nstdout: {}\nstderr: {err}",
+            p.file,
+            got.status,
+            String::from_utf8_lossy(&got.stdout)
+        );
+        assert!(!out.join("raw").exists(), "{}: nothing written", p.file);
+        // A step of 0 s would make every line one instant: refused as well.
+        c.args(["--received-at", RECEIVED_AT, "--received-step", "0s"]);
+        let got = c.output().unwrap();
+        assert!(!got.status.success(), "{}: --received-step 0s", p.file);
+        assert!(String::from_utf8_lossy(&got.stderr).contains("--received-step"));
+    }
+}
+
+#[test]
+fn a_clockless_device_replayed_with_arrival_times_keeps_every_good_line() {
+    let p = PROFILES.iter().find(|p| p.file == "radar-gun").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = venue(dir.path(), p);
+    let sample = devices().join(format!("{}.sample", p.file));
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let out = dir.path().join("out");
+    replay_sample(&cfg, p, &sample, &out);
+    assert_eq!(rows(&out, "raw").len(), lines - p.bad.len());
+    assert_eq!(rows(&out, "rejects").len(), p.bad.len());
+}
+
+#[test]
+fn a_sound_meter_without_a_clock_replayed_with_arrival_times_gives_every_reading() {
+    // The meter prints "LAeq,1s=84.3 dB" once a second and nothing else.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = VenueConfig::new(dir.path())
+        .extra(
+            "[[sources.serial]]\nname = \"slm\"\npath = \"/dev/ttyUSB9\"\nformat = \"regex\"\n\
+             pattern = '^LAeq,1s=(?P<db>\\d+(?:\\.\\d+)?) dB$'\n\
+             [sources.serial.map]\nsensor = \"crowd\"\ndevice_id = { value = \"slm-1\" }\n\
+             zone_id = { value = \"north\" }\nevent_time = \"arrival\"\n\
+             [sources.serial.map.metrics]\ndecibels = { field = \"db\" }\n",
+        )
+        .write();
+    let mut text: String = (0..300)
+        .map(|i| format!("LAeq,1s={}.{} dB\n", 70 + i % 20, i % 10))
+        .collect();
+    text.push_str("ERR overload\n\n--- reset ---\n");
+    let input = dir.path().join("slm.txt");
+    std::fs::write(&input, text).unwrap();
+    let out = dir.path().join("out");
+    let refused = Replay::new(&cfg, &input)
+        .output(&out)
+        .command()
+        .args(["--source", "slm"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let mut c = Replay::new(&cfg, &input).output(&out).command();
+    c.args([
+        "--source",
+        "slm",
+        "--received-at",
+        RECEIVED_AT,
+        "--received-step",
+        "1s",
+    ]);
+    succeed(&mut c);
+    assert_eq!(rows(&out, "raw").len(), 300);
+    let rejects = rows(&out, "rejects");
+    assert_eq!(rejects.len(), 2);
+    assert!(rejects.iter().all(|r| s(r, "reason") == "unmapped"));
+}

@@ -52,6 +52,40 @@ impl LineFormat {
                 .map_err(|why| anyhow::anyhow!("--received-step: {why}"))?;
             f.arrival = Some((start, step));
         }
+        if let Some(name) = &args.source {
+            check_arrival(name, cfg, f.arrival)?;
+        }
         Ok(f)
+    }
+}
+
+/// A source whose map takes the event time from the arrival (a device with
+/// no clock) needs arrival times one step apart: a file has none, and lines
+/// given one read time would all be one instant, duplicates of each other.
+fn check_arrival(name: &str, cfg: &Config, arrival: Option<(i64, i64)>) -> anyhow::Result<()> {
+    let by_arrival = cfg
+        .inputs
+        .get(name)
+        .and_then(|s| s.format.as_ref())
+        .is_some_and(|f| {
+            matches!(
+                f.map.event_time,
+                crate::config::sources::format::TimeFrom::Arrival
+            )
+        });
+    match arrival {
+        _ if !by_arrival => Ok(()),
+        None => anyhow::bail!(
+            "--source {name:?} takes its event times from the arrival of each line \
+             (event_time = \"arrival\": a device with no clock), and a file has no arrival \
+             times: give the arrival of the first line and the device's period, e.g. \
+             --received-at 2026-11-29T19:30:00Z --received-step 1s"
+        ),
+        Some((_, step)) if step <= 0 => anyhow::bail!(
+            "--received-step must be more than 0 s for --source {name:?}: its event times \
+             are the arrival times, and lines one instant apart would be duplicates of each \
+             other (give the device's period, e.g. --received-step 1s)"
+        ),
+        Some(_) => Ok(()),
     }
 }

@@ -58,7 +58,8 @@ pub struct ReplayArgs {
     pub topic: Option<String>,
     /// The arrival time of the first line (RFC 3339), each next line
     /// --received-step later: reproducible `received_at` and
-    /// `event_time = "arrival"`. Default: the wall clock.
+    /// `event_time = "arrival"` (required by a source that maps it). Default:
+    /// the wall clock.
     #[arg(long)]
     pub received_at: Option<String>,
     /// With --received-at: the time between lines (default "1s").
