@@ -58,11 +58,11 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "alerts",
-        "be28e94616b8de6aff6a2bc1805b90eecbd53c6d78ce97ab26d06b899bb4a913",
+        "b6b5c09be173010451cc9862b8e39fddfd991ecd8f371504918fffb573a56437",
     ),
     (
         "late",
-        "f7de7a5526375404e601dc0910e54cddc4eecdefa995dc4307ae2d90fe5b169d",
+        "fe72d69164f6c89609c46fb5ec84e3bd2f5c117aa4c762503aa84bcd9523ed0d",
     ),
     (
         "rejects",
@@ -70,7 +70,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "raw",
-        "7d0fa0f7bef2fd0bf4fc662eb2f64326dbdbffa095183e90c0b88ea26cffe1c3",
+        "f43155f54389896ba622b7cde6ed082aaebb67d901ac198e5e5091712010906f",
     ),
 ];
 

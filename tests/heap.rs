@@ -31,6 +31,7 @@ fn one_row(table: TableId) -> TableBuffer {
             ColType::Utf8 | ColType::Binary => r.str("x"),
             ColType::I64 | ColType::Ts => r.i64(1_764_583_200_000_000),
             ColType::F64 => r.f64(1.5),
+            ColType::Bool => r.bool(true),
         };
     }
     r.finish();

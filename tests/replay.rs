@@ -157,6 +157,9 @@ fn replay_writes_every_table_with_hand_computed_results() {
     assert!(raw
         .iter()
         .all(|r| s(r, "metric") == "heart_rate" && s(r, "sensor") == "wearable"));
+    // No clock judges a replay: its rows say nothing of one.
+    assert!(raw.iter().all(|r| is_null(r, "clock_synchronized")));
+    assert!(alerts.iter().all(|r| is_null(r, "clock_synchronized")));
 
     let late = rows(&out, "late");
     assert_eq!(late.len(), 1);

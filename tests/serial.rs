@@ -328,4 +328,19 @@ fn one_far_future_event_does_not_silence_alerts_for_the_other_devices_even_after
     let rejects = rows(&store, "rejects");
     assert_eq!(rejects.len(), 1);
     assert_eq!(s(&rejects[0], "reason"), "implausible_time");
+    // Every row says whether the clock that judged it was synchronised.
+    let synced = pitchside::util::clock::kernel_clock_synchronized().unwrap();
+    for table in ["raw", "alerts"] {
+        let marks: Vec<_> = rows(&store, table)
+            .iter()
+            .map(|r| r["clock_synchronized"].clone())
+            .collect();
+        assert_eq!(marks.len(), if table == "raw" { 93 } else { 3 }, "{table}");
+        assert!(
+            marks
+                .iter()
+                .all(|m| *m == parquet::record::Field::Bool(synced)),
+            "{table}: {marks:?}"
+        );
+    }
 }

@@ -26,6 +26,7 @@ _TYPES = {
     "double": pa.float64(),
     "timestamp": pa.timestamp("us", tz="UTC"),
     "binary": pa.binary(),
+    "boolean": pa.bool_(),
     "date": pa.date32(),
 }
 

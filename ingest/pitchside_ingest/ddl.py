@@ -29,6 +29,7 @@ SQL_TYPES = {
     "double": "DOUBLE",
     "timestamp": "TIMESTAMP",
     "binary": "BINARY",
+    "boolean": "BOOLEAN",
     "date": "DATE",
 }
 
@@ -62,6 +63,8 @@ def _column_comment(spec: TableSpec, name: str) -> str:
         return "gateway file the row came from: {gateway_id}-{seq}.parquet"
     if name == OCCURRENCE_COLUMN:
         return "1 for the first of identical rejects in one file, 2 for the second, ..."
+    if name == "clock_synchronized":
+        return "gateway clock synchronised when the event was accepted (false: judged against the time devices agree on; NULL: replay or older gateway)"
     if name == "gateway_downtime_ms":
         return "ms of the window the gateway was not running (0: ran throughout; NULL: older gateway)"
     if (spec.name, name) in _CONSOLE_COMMENTS:

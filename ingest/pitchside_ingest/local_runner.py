@@ -44,6 +44,7 @@ _DELTA_TYPES = {
     "double": "double",
     "timestamp[us, tz=UTC]": "timestamp",
     "binary": "binary",
+    "bool": "boolean",
     "date32[day]": "date",
 }
 

@@ -20,6 +20,7 @@ _TYPES = {
     "double": T.DoubleType(),
     "timestamp": T.TimestampType(),
     "binary": T.BinaryType(),
+    "boolean": T.BooleanType(),
     "date": T.DateType(),
 }
 

@@ -133,6 +133,10 @@ _ALERT_IDENTITY = ("player_id:long?", "player_name:string?", "zone_id:string?", 
 """The identity of the event that raised a z-score alert (SPEC §10), NULL where
 its kind has none. Files of gateways before SPEC §10 have no such columns and
 ingest as NULL."""
+_CLOCK = "clock_synchronized:boolean?"
+"""The last column of raw, late and alerts: whether the gateway's clock was
+synchronised when the event was accepted (SPEC §5); NULL from `replay` and from
+gateways before the column."""
 _READING_KEY = ("venue_id", "gateway_id", "sensor", "device_id", "metric", "event_time")
 
 TABLES: tuple[TableSpec, ...] = (
@@ -142,7 +146,7 @@ TABLES: tuple[TableSpec, ...] = (
             "alert_id:string", *_GATEWAY, "sensor:string", "device_id:string", "metric:string",
             "value:double", "z_score:double", "baseline_mean:double", "baseline_std:double",
             "baseline_count:long", "match_id:long", "event_time:timestamp", "detected_at:timestamp",
-            *_ALERT_IDENTITY,
+            *_ALERT_IDENTITY, _CLOCK,
         ),
         time_column="event_time",
         key=("alert_id",),
@@ -209,7 +213,7 @@ TABLES: tuple[TableSpec, ...] = (
     ),
     TableSpec(
         name="raw",
-        columns=_cols(*_READING),
+        columns=_cols(*_READING, _CLOCK),
         time_column="event_time",
         key=_READING_KEY,
         mode=INSERT_ONLY,
@@ -217,7 +221,7 @@ TABLES: tuple[TableSpec, ...] = (
     ),
     TableSpec(
         name="late",
-        columns=_cols(*_READING, "watermark:timestamp"),
+        columns=_cols(*_READING, "watermark:timestamp", _CLOCK),
         time_column="event_time",
         key=_READING_KEY,
         mode=INSERT_ONLY,

@@ -33,7 +33,8 @@ SPEC_COLUMNS = {
     "alerts": "alert_id str, venue_id str, gateway_id str, sensor str, device_id str, metric str, "
               "value double, z_score double, baseline_mean double, baseline_std double, "
               "baseline_count int64, match_id int64, event_time ts, detected_at ts, "
-              "player_id int64?, player_name str?, zone_id str?, delivery_id int64?",
+              "player_id int64?, player_name str?, zone_id str?, delivery_id int64?, "
+              "clock_synchronized bool?",
     "windows_wearable": f"{_W}, match_id int64, player_id int64, player_name str?, events int64, "
                         + _aggs("heart_rate", "acceleration", "running_dist") + _DOWN,
     "windows_pitch": f"{_W}, match_id int64, events int64, "
@@ -44,8 +45,8 @@ SPEC_COLUMNS = {
     "fatigue_alerts": "alert_id str, venue_id str, gateway_id str, match_id int64, player_id int64, "
                       "player_name str?, window_start ts, window_end ts, heart_rate_mean double, "
                       "baseline_mean double, baseline_std double, baseline_windows int64",
-    "raw": _R,
-    "late": f"{_R}, watermark ts",
+    "raw": f"{_R}, clock_synchronized bool?",
+    "late": f"{_R}, watermark ts, clock_synchronized bool?",
     "rejects": "venue_id str, gateway_id str, source str, reason str, detail str, payload binary, "
                "received_at ts",
     "progress": "venue_id str, gateway_id str, timestamp ts, input_rows int64, "
@@ -62,7 +63,7 @@ SPEC_COLUMNS = {
                      "zone_id str?, event str, last_seen ts, at ts",
 }
 _ARROW = {"str": pa.string(), "int64": pa.int64(), "double": pa.float64(),
-          "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary()}
+          "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary(), "bool": pa.bool_()}
 
 
 def spec_schema(name: str) -> pa.Schema:
@@ -95,6 +96,8 @@ def parquet_columns(path) -> str:
             typ = "int64"
         elif c.physical_type == "DOUBLE":
             typ = "double"
+        elif c.physical_type == "BOOLEAN":
+            typ = "bool"
         else:
             typ = f"{c.physical_type}/{logical}"
         out.append(f"{c.name} {typ}{'?' if c.max_definition_level else ''}")

@@ -79,6 +79,8 @@ pub struct AlertRecord {
     pub detected_at: Micros,
     /// Who or what the event that raised it was about (SPEC §10).
     pub identity: AlertIdentity,
+    /// Whether the gateway's clock was synchronised (`None` in `replay`).
+    pub clock_synchronized: Option<bool>,
 }
 
 /// The identity of the event that raised a z-score alert (SPEC §10): the
@@ -114,6 +116,8 @@ pub struct AlertRow<'a> {
     pub baseline: Baseline,
     /// When the gateway detected it (wall clock).
     pub detected_at: Micros,
+    /// Whether the gateway's clock was synchronised (`None` in `replay`).
+    pub clock_synchronized: Option<bool>,
 }
 
 impl AlertRow<'_> {
@@ -151,6 +155,7 @@ impl AlertRow<'_> {
                 zone_id: zone_id.map(String::from),
                 delivery_id,
             },
+            clock_synchronized: self.clock_synchronized,
         }
     }
 }
@@ -237,6 +242,7 @@ impl Stamp {
             .opt_str(player_name)
             .opt_str(zone_id)
             .opt_i64(delivery_id)
+            .opt_bool(a.clock_synchronized)
             .finish();
     }
 
@@ -314,10 +320,11 @@ impl Stamp {
             .opt_i64(e.event_id)
             .i64(e.event_time)
             .i64(received_at);
-        match watermark {
-            Some(wm) => r.i64(wm).finish(),
-            None => r.finish(),
-        }
+        let r = match watermark {
+            Some(wm) => r.i64(wm),
+            None => r,
+        };
+        r.opt_bool(self.clock_synchronized).finish();
     }
 
     /// Appends a `rejects` row; the payload is cut to `max_bytes`.

@@ -181,6 +181,7 @@ impl Pipeline {
                 stamp: Stamp {
                     venue_id: config.venue.id.clone(),
                     gateway_id: config.venue.gateway_id.clone(),
+                    clock_synchronized: live.then_some(true),
                 },
                 fatigue: FatigueTracker::new(
                     config.fatigue.baseline_windows,

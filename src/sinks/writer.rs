@@ -114,6 +114,7 @@ fn plain_bytes(buf: &TableBuffer) -> u64 {
             ColumnBuf::Bytes { data, offsets } => data.len() + 4 * offsets.len(),
             ColumnBuf::I64(v) => 8 * v.len(),
             ColumnBuf::F64(v) => 8 * v.len(),
+            ColumnBuf::Bool(v) => v.len(),
         })
         .sum();
     let defs: usize = buf.defs.iter().map(|d| d.len() / 4 + 1).sum();

@@ -22,6 +22,8 @@ pub enum ColumnBuf {
     I64(Vec<i64>),
     /// 64-bit floats.
     F64(Vec<f64>),
+    /// Booleans.
+    Bool(Vec<bool>),
 }
 
 /// A table's rows since the last flush.
@@ -70,6 +72,7 @@ impl TableBuffer {
                     },
                     ColType::I64 | ColType::Ts => ColumnBuf::I64(Vec::new()),
                     ColType::F64 => ColumnBuf::F64(Vec::new()),
+                    ColType::Bool => ColumnBuf::Bool(Vec::new()),
                 })
                 .collect(),
             defs: cols.iter().map(|_| Vec::new()).collect(),
@@ -107,6 +110,7 @@ impl TableBuffer {
                     }
                     ColumnBuf::I64(v) => ColumnBuf::I64(Vec::with_capacity(v.len())),
                     ColumnBuf::F64(v) => ColumnBuf::F64(Vec::with_capacity(v.len())),
+                    ColumnBuf::Bool(v) => ColumnBuf::Bool(Vec::with_capacity(v.len())),
                 })
                 .collect(),
             defs: self
@@ -131,6 +135,7 @@ impl TableBuffer {
                 }
                 ColumnBuf::I64(v) => v.clear(),
                 ColumnBuf::F64(v) => v.clear(),
+                ColumnBuf::Bool(v) => v.clear(),
             }
         }
         self.defs.iter_mut().for_each(Vec::clear);
@@ -146,6 +151,7 @@ impl TableBuffer {
                 ColumnBuf::Bytes { data, offsets } => data.len() + offsets.len() * 8,
                 ColumnBuf::I64(v) => v.len() * 8,
                 ColumnBuf::F64(v) => v.len() * 8,
+                ColumnBuf::Bool(v) => v.len(),
             })
             .sum::<usize>()
             + self.defs.iter().map(|d| d.len() * 2).sum::<usize>()
@@ -253,6 +259,24 @@ impl RowWriter<'_> {
         self.opt(v, Self::f64)
     }
 
+    /// A boolean value.
+    #[inline]
+    pub fn bool(mut self, v: bool) -> Self {
+        let i = self.next(true);
+        if let ColumnBuf::Bool(vals) = &mut self.buf.columns[i] {
+            vals.push(v);
+        } else {
+            debug_assert!(false, "column {i} is not a boolean column");
+        }
+        self
+    }
+
+    /// An optional boolean value.
+    #[inline]
+    pub fn opt_bool(self, v: Option<bool>) -> Self {
+        self.opt(v, Self::bool)
+    }
+
     /// Ends the row.
     #[inline]
     pub fn finish(self) {
@@ -279,6 +303,7 @@ pub(super) fn fill(buf: &mut TableBuffer, rows: usize, id_len: usize) {
                 ColType::Utf8 | ColType::Binary => r.opt_str(Some(&id)),
                 ColType::I64 | ColType::Ts => r.opt_i64(Some(k as i64)),
                 ColType::F64 => r.opt_f64(Some(0.5)),
+                ColType::Bool => r.opt_bool(Some(k % 2 == 0)),
             };
         }
         r.finish();
@@ -305,6 +330,7 @@ mod tests {
                         (ColType::Utf8 | ColType::Binary, false) => r.str("x"),
                         (ColType::I64 | ColType::Ts, false) => r.i64(1),
                         (ColType::F64, false) => r.f64(1.0),
+                        (ColType::Bool, false) => r.bool(true),
                     };
                 }
                 r.finish();
@@ -345,6 +371,7 @@ mod tests {
             ColumnBuf::Bytes { data, offsets } => data.capacity() + offsets.capacity(),
             ColumnBuf::I64(v) => v.capacity(),
             ColumnBuf::F64(v) => v.capacity(),
+            ColumnBuf::Bool(v) => v.capacity(),
         }
     }
 }

@@ -21,6 +21,10 @@ pub struct Stamp {
     pub venue_id: String,
     /// `venue.gateway_id`.
     pub gateway_id: String,
+    /// The `clock_synchronized` of `raw`, `late` and `alerts` rows: whether
+    /// the gateway's clock was synchronised when the event was accepted
+    /// (`None` in `replay`, where no clock judges).
+    pub clock_synchronized: Option<bool>,
 }
 
 /// Physical column types.
@@ -36,6 +40,8 @@ pub enum ColType {
     F64,
     /// `TIMESTAMP(MICROS, UTC)`.
     Ts,
+    /// Boolean.
+    Bool,
 }
 
 /// One column of a table.
@@ -189,7 +195,8 @@ mod tests {
                 "player_id",
                 "player_name",
                 "zone_id",
-                "delivery_id"
+                "delivery_id",
+                "clock_synchronized"
             ]
         );
     }

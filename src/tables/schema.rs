@@ -31,10 +31,14 @@ pub(super) fn build(table: TableId) -> Vec<Column> {
         TableId::WindowsPitch => windows(SensorKind::Pitch),
         TableId::WindowsCrowd => windows(SensorKind::Crowd),
         TableId::WindowsGeneric => windows(SensorKind::Generic),
-        TableId::Raw => reading(),
+        TableId::Raw => {
+            let mut v = reading();
+            v.push(clock_synchronized());
+            v
+        }
         TableId::Late => {
             let mut v = reading();
-            v.push(c("watermark", Ts));
+            v.extend([c("watermark", Ts), clock_synchronized()]);
             v
         }
         TableId::Rejects => rejects(),
@@ -94,6 +98,7 @@ fn alerts() -> Vec<Column> {
         n("player_name", Utf8),
         n("zone_id", Utf8),
         n("delivery_id", I64),
+        clock_synchronized(),
     ])
 }
 
@@ -137,6 +142,13 @@ fn windows(kind: SensorKind) -> Vec<Column> {
     }
     v.push(n("gateway_downtime_ms", I64));
     v
+}
+
+/// Whether the gateway's clock was synchronised when the event was accepted
+/// (SPEC §3): the last column of `raw`, `late` and `alerts`; null from
+/// `replay`, and nullable so that files of older gateways ingest as NULL.
+fn clock_synchronized() -> Column {
+    n("clock_synchronized", Bool)
 }
 
 /// One reading a row (`raw`; `late` adds `watermark`).

@@ -94,6 +94,7 @@ mod tests {
             event_time: 1_795_980_600_000_000,
             detected_at: 1_795_980_600_000_000,
             identity,
+            clock_synchronized: Some(true),
         });
         tracing::subscriber::with_default(subscriber, || log_alerts(&[alert]));
         let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();

@@ -33,6 +33,7 @@ fn zscore(n: u32, player: Option<i64>) -> LiveAlert {
             player_name: player.map(|p| format!("P{p}")),
             ..AlertIdentity::default()
         },
+        clock_synchronized: Some(true),
     })
 }
 

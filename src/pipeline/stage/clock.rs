@@ -123,5 +123,6 @@ impl Pipeline {
         self.synced = synced;
         self.decoder.set_clock_trusted(synced);
         self.out.counters.clock_unsynchronized = !synced;
+        self.out.stamp.clock_synchronized = Some(synced);
     }
 }

@@ -60,6 +60,7 @@ impl Outputs {
             z_score,
             baseline,
             detected_at: clock,
+            clock_synchronized: self.stamp.clock_synchronized,
         };
         self.stamp
             .alert(&mut self.tables[TableId::Alerts.index()], &row);

@@ -68,6 +68,7 @@ pub fn to_json(origin: &Origin, a: &LiveAlert) -> serde_json::Value {
             "player_name": a.identity.player_name,
             "zone_id": a.identity.zone_id,
             "delivery_id": a.identity.delivery_id,
+            "clock_synchronized": a.clock_synchronized,
         }),
         LiveAlert::Fatigue(f) => serde_json::json!({
             "alert_id": f.alert_id,
@@ -136,6 +137,7 @@ pub(super) mod tests {
             event_time: 1_764_444_600_250_000,
             detected_at: 1_764_444_601_000_000,
             identity: AlertIdentity::default(),
+            clock_synchronized: Some(true),
         }
     }
 

@@ -25,6 +25,7 @@ fn zscore(device: &str, metric: &str) -> LiveAlert {
         event_time: 0,
         detected_at: 0,
         identity: AlertIdentity::default(),
+        clock_synchronized: Some(true),
     })
 }
 
