@@ -58,7 +58,10 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let (console, mut commands) = console.map(|c| (c.feed, c.commands)).unzip();
     let mut reload_open = true;
     heartbeat.beat();
-    let (p, recorder) = restore(&config, checkpoint, &state_stats);
+    let row_group = row_group_limit(&config);
+    let (p, recorder) = restore(&config, checkpoint, &state_stats, &mut |p| {
+        send_replayed(&tables, p, row_group, &stats)
+    });
     let mut sync_tick = tokio::time::interval(sync_interval(&config));
     let mut task = Task {
         notify: notify_cooldown(&config, &snapshot),
@@ -71,7 +74,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         alert_out,
         console,
         heartbeat,
-        row_group: row_group_limit(&config),
+        row_group,
         progress: ProgressTracker::new(now_micros()),
     };
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
@@ -283,17 +286,46 @@ async fn send(
 async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch, stats: &UploadStats) {
     if b.flush || !b.tables.is_empty() {
         if let Err(lost) = tx.send(b).await {
-            let mut rows = 0;
-            for t in &lost.0.tables {
-                rows += t.rows;
-                stats.lost_rows[t.table.index()].fetch_add(t.rows as u64, Ordering::Relaxed);
-            }
-            error!(
-                rows,
-                "Encoder stopped; these rows are lost (counted in pitchside_lost_rows_total)."
-            );
+            count_lost(&lost.0, stats);
         }
     }
+}
+
+/// Full row groups of the journal replay to the encoder, as [`Task::take`]
+/// sends them, waiting for a place in `pipeline.encode_queue` (the replay
+/// is synchronous: `block_in_place` on the multi-thread runtime `run` uses;
+/// on another runtime the rows wait for the first flush).
+fn send_replayed(
+    tx: &mpsc::Sender<Batch>,
+    p: &mut Pipeline,
+    limit: RowGroupLimit,
+    stats: &UploadStats,
+) {
+    let flavor = tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor());
+    if !matches!(flavor, Ok(tokio::runtime::RuntimeFlavor::MultiThread)) || !p.tables_due(limit) {
+        return;
+    }
+    let b = Batch {
+        tables: p.take_tables(limit),
+        flush: false,
+        checkpoint: None,
+    };
+    if let Err(lost) = tokio::task::block_in_place(|| tx.blocking_send(b)) {
+        count_lost(&lost.0, stats);
+    }
+}
+
+/// Counts and logs the rows of a batch the encoder did not take.
+fn count_lost(b: &Batch, stats: &UploadStats) {
+    let mut rows = 0;
+    for t in &b.tables {
+        rows += t.rows;
+        stats.lost_rows[t.table.index()].fetch_add(t.rows as u64, Ordering::Relaxed);
+    }
+    error!(
+        rows,
+        "Encoder stopped; these rows are lost (counted in pitchside_lost_rows_total)."
+    );
 }
 
 /// A flush with a checkpoint of the state the flushed rows came from; the
