@@ -99,3 +99,47 @@ fn a_64_mib_qos1_message_is_rejected_as_too_large_and_the_gateway_stays_up_under
     assert_eq!(s(&rejects[0], "source"), "mqtt:venue/generic/big");
     assert_eq!(s(&rejects[0], "reason"), "too_large");
 }
+
+/// The patched rumqttc decoder alone (`vendor/rumqttc/PITCHSIDE.md`): an
+/// oversized PUBLISH fed in socket-sized pieces comes out cut, with its
+/// topic, packet id and real length, its body never buffered; the packet
+/// after it decodes as usual.
+#[test]
+fn rumqttc_reads_past_an_oversized_publish_and_decodes_the_next_packet() {
+    use rumqttc::{Codec, Packet, Publish, QoS};
+    use tokio_util::codec::Decoder;
+    let mut codec = Codec {
+        max_incoming_size: 64,
+        max_outgoing_size: 1 << 20,
+        discard: 0,
+    };
+    let mut big = Publish::new("a/b", QoS::AtLeastOnce, vec![7; 100_000]);
+    big.pkid = 9;
+    let mut small = Publish::new("a/b", QoS::AtLeastOnce, vec![1; 3]);
+    small.pkid = 10;
+    let mut wire = bytes::BytesMut::new();
+    Packet::Publish(big).write(&mut wire, 1 << 20).unwrap();
+    Packet::Publish(small.clone())
+        .write(&mut wire, 1 << 20)
+        .unwrap();
+    let mut src = bytes::BytesMut::new();
+    let mut out = Vec::new();
+    let mut most_buffered = 0;
+    for chunk in wire.chunks(1000) {
+        src.extend_from_slice(chunk);
+        while let Some(p) = codec.decode(&mut src).unwrap() {
+            out.push(p);
+        }
+        most_buffered = most_buffered.max(src.len());
+    }
+    assert!(most_buffered <= 1000, "{most_buffered} bytes buffered");
+    match &out[..] {
+        [Packet::Publish(cut), Packet::Publish(next)] => {
+            assert_eq!((cut.pkid, cut.topic.as_str()), (9, "a/b"));
+            assert_eq!(cut.oversize, Some(2 + 3 + 2 + 100_000));
+            assert_eq!(cut.payload.len(), 64 - 7);
+            assert_eq!(next, &small);
+        }
+        other => panic!("{other:?}"),
+    }
+}
