@@ -189,7 +189,7 @@ fn an_old_format_file_is_replayed_then_removed_after_the_next_checkpoint() {
     let (mut r, n) = journal::Recorder::start(
         spool.path(),
         0,
-        Duration::from_millis(10),
+        (Duration::from_millis(10), u64::MAX),
         stats.clone(),
         |i| seen.push(i.received_at),
     );
@@ -252,4 +252,114 @@ fn an_old_format_journal_is_replayed_at_start_up_and_gone_after_the_next_checkpo
             p.display()
         );
     }
+}
+
+/// Total size of the files under `dir`, in bytes.
+fn bytes_under(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A state folder that turns read-only while the gateway runs (ext4's
+/// `errors=remount-ro` on a failing SD card): the spool's sequence files
+/// live there, so every flush fails and no checkpoint is written, and no
+/// journal generation is ever deleted.
+/// The journal stops at `output.max_journal_bytes` instead of filling the
+/// disk, and says so.
+#[test]
+fn checkpoints_failing_on_a_read_only_state_folder_stop_the_journal_at_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(state) = Tmpfs::mount(&dir.path().join("spool/state"), "1m") else {
+        return;
+    };
+    let port = free_port();
+    let bound = 256 * 1024;
+    let cfg = VenueConfig::fast(dir.path(), port)
+        .set_str("output", "max_journal_bytes", "256KiB")
+        .extra("[sources.simulator]\nrate = 2000\n")
+        .write();
+    let gw = Gateway::start(&cfg, port, &[]);
+    let t = Duration::from_secs(30);
+    gw.log.wait_for("pitchside running", 1, t);
+    // As ext4's errors=remount-ro does to a failing SD card.
+    state.read_only();
+    gw.wait_metric("pitchside_unjournaled_inputs_total", 1.0, t);
+    gw.log
+        .wait_for("Journal reached output.max_journal_bytes", 1, t);
+    let text = get_metrics(port).unwrap_or_default();
+    assert!(text.contains("\npitchside_journal_enabled 0\n"), "{text}");
+    // Inputs keep coming, checkpoints keep failing: still at the bound.
+    std::thread::sleep(Duration::from_secs(3));
+    let journal = bytes_under(&dir.path().join("spool/journal"));
+    assert!(journal <= bound + 4096, "journal holds {journal} bytes");
+    assert!(gw.log.count("Rows could not be written to the spool") >= 3);
+    let rss = gw.peak_rss_kib();
+    let log = gw.stop();
+    eprintln!("journal {journal} bytes; peak RSS {rss} KiB");
+    assert_eq!(
+        log.matches("Journal reached output.max_journal_bytes")
+            .count(),
+        1,
+        "said once:\n{log}"
+    );
+}
+
+/// A journal of `n` generic events (about 130 bytes each) from 100 devices
+/// over the last 10 minutes, as a long run without a checkpoint leaves it.
+fn long_journal(spool: &Path, n: usize) {
+    let mut j = journal::Journal::open(&journal::dir(spool), 0).unwrap();
+    let now = pitchside::util::time::now_micros();
+    let step = 600_000_000 / n as i64;
+    for i in 0..n {
+        let at = now - 600_000_000 + i as i64 * step;
+        let line = format!(
+            r#"{{"device_id":"env-{}","event_time":{},"metric":"temp","value":{}}}"#,
+            i % 100,
+            at / 1000,
+            20.0 + (i % 7) as f64 * 0.1
+        );
+        j.append(&RawInput {
+            source: "mqtt:venue/generic/env".into(),
+            sensor_hint: Some(SensorKind::Generic),
+            payload: line.into_bytes(),
+            received_at: at,
+            framing_error: None,
+            ack: None,
+            mapping: None,
+        })
+        .unwrap();
+    }
+    j.sync().unwrap();
+}
+
+/// Start-up replay of a long journal hands its rows to the encoder in row
+/// groups as it goes, instead of holding every replayed row until the first
+/// flush: peak memory does not grow with the journal.
+#[test]
+fn replaying_a_long_journal_at_start_up_does_not_hold_every_row_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let inputs = 600_000;
+    long_journal(&spool, inputs);
+    let journal_bytes = bytes_under(&journal::dir(&spool));
+    let port = free_port();
+    let cfg = VenueConfig::fast(dir.path(), port)
+        .set_str("output", "flush_interval", "10m")
+        .extra("[sources.simulator]\nrate = 1\n")
+        .write();
+    let gw = Gateway::start(&cfg, port, &[]);
+    let (replayed, line) = replayed(&gw);
+    assert_eq!(replayed, inputs as u64, "{line}");
+    let rss = gw.peak_rss_kib();
+    gw.stop();
+    eprintln!("replayed {inputs} inputs ({journal_bytes} journal bytes): peak RSS {rss} KiB");
+    assert!(rss < 100 * 1024, "peak RSS {rss} KiB");
+    let raw = common::rows(&dir.path().join("store"), "raw");
+    assert!(raw.len() >= inputs, "{} raw rows", raw.len());
 }

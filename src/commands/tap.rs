@@ -261,7 +261,7 @@ fn start(
             &id,
             true,
         )?;
-        let source = MqttSource::new(&section, broker, tx, stats);
+        let source = MqttSource::new(&section, broker, cfg.limits.max_event_bytes, tx, stats);
         return Ok(tokio::spawn(source.run(stop)));
     }
     bail!("source {name:?} is neither a serial port nor an MQTT subscription")

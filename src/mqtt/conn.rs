@@ -12,11 +12,20 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Largest MQTT packet accepted from the broker: the protocol's maximum. A
-/// smaller limit would make rumqttc drop the connection on a big message,
-/// and the broker would redeliver it forever; this way it is received and
-/// rejected as `too_large` like any other oversized event.
-pub const MAX_INCOMING_PACKET: usize = 268_435_455;
+/// The largest `limits.max_event_bytes` (1 MiB), the payload limit of
+/// connections that have no other (alert output, `simulate`).
+pub const MAX_PAYLOAD: usize = 1 << 20;
+
+/// How much of an MQTT packet is read into memory for a payload limit of
+/// `max_payload` bytes: the payload, the longest topic (2 + 65535 bytes)
+/// and a packet id. rumqttc (patched, `vendor/rumqttc/PITCHSIDE.md`) reads
+/// past the rest of a longer PUBLISH without holding it, and hands over its
+/// topic, packet id and first bytes with `oversize` set: the source
+/// acknowledges it and rejects it as `too_large`, so the broker does not
+/// redeliver it and the connection stays up.
+pub const fn max_incoming_packet(max_payload: usize) -> usize {
+    max_payload + 2 + 65_535 + 2
+}
 
 /// Why a broker connection could not be set up (start-up errors).
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +101,7 @@ impl BrokerSettings {
         options
             .set_keep_alive(keep_alive)
             .set_clean_session(clean_session)
-            .set_max_packet_size(MAX_INCOMING_PACKET, 1 << 20);
+            .set_max_packet_size(max_incoming_packet(MAX_PAYLOAD), 1 << 20);
         let password = password(key, b)?;
         if let Some(user) = &b.username {
             options.set_credentials(user.clone(), password.unwrap_or_default());

@@ -17,6 +17,9 @@ pub struct SourceStats {
     pub mqtt_messages: AtomicU64,
     /// MQTT messages dropped because the pipeline queue and the hold buffer were full.
     pub mqtt_dropped: AtomicU64,
+    /// MQTT messages over `limits.max_event_bytes`, acknowledged and
+    /// rejected as `too_large` (only their first bytes are kept).
+    pub mqtt_oversized: AtomicU64,
     /// Serial and MQTT sources not connected now (a gauge; a source counts
     /// as down from its start until it first connects).
     pub sources_down: AtomicU64,

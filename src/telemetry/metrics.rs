@@ -207,12 +207,13 @@ type Figure<S> = (&'static str, Kind, &'static str, fn(&S) -> &AtomicU64);
 
 /// The live figures of the sources, in the order served.
 #[rustfmt::skip]
-const SOURCE_FIGURES: [Figure<SourceStats>; 5] = [
+const SOURCE_FIGURES: [Figure<SourceStats>; 6] = [
     ("pitchside_serial_disconnects_total", Kind::Counter, "Serial devices that went away.", |s| &s.serial_disconnects),
     ("pitchside_serial_dropped_lines_total", Kind::Counter, "Serial lines dropped while the pipeline was behind.", |s| &s.serial_dropped),
     ("pitchside_mqtt_messages_total", Kind::Counter, "MQTT messages received.", |s| &s.mqtt_messages),
     ("pitchside_mqtt_disconnects_total", Kind::Counter, "MQTT source connections lost.", |s| &s.mqtt_disconnects),
     ("pitchside_mqtt_dropped_messages_total", Kind::Counter, "MQTT messages dropped while the pipeline was behind.", |s| &s.mqtt_dropped),
+    ("pitchside_mqtt_oversized_messages_total", Kind::Counter, "MQTT messages over limits.max_event_bytes, rejected as too_large.", |s| &s.mqtt_oversized),
 ];
 
 /// The live figures of the MQTT alert output, served after the sources'.

@@ -281,6 +281,19 @@ impl Broker {
         assert!(status.success(), "mosquitto_pub failed");
     }
 
+    /// Publishes the file at `path` as one QoS 1 message to `topic`.
+    pub fn publish_file(&self, topic: &str, path: &Path) {
+        let status = self
+            .client(&mut Command::new("mosquitto_pub"))
+            .arg("-i")
+            .arg(format!("test-pub-file-{}", std::process::id()))
+            .args(["-t", topic, "-f"])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mosquitto_pub -f failed");
+    }
+
     /// Subscribes with `mosquitto_sub -v` to `filter`; returns once subscribed.
     pub fn subscribe(&self, filter: &str) -> Subscriber {
         // stdbuf: mosquitto_sub's stdout is block-buffered on a pipe.

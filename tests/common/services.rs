@@ -154,7 +154,45 @@ impl Gateway {
     /// Starts `pitchside run --config cfg` with extra environment variables.
     /// The config must have `[metrics] listen = "127.0.0.1:{metrics_port}"`.
     pub fn start(cfg: &Path, metrics_port: u16, env: &[(&str, &str)]) -> Gateway {
-        let mut cmd = super::bin();
+        Gateway::spawn(super::bin(), cfg, metrics_port, env)
+    }
+
+    /// [`Gateway::start`] under `prlimit --as={bytes}`: a larger allocation
+    /// fails, and the process aborts. `--as` caps address space, not resident
+    /// memory, so glibc gets two malloc arenas (`MALLOC_ARENA_MAX=2`): each
+    /// reserves 64 MiB, and one per thread would fail an idle gateway.
+    pub fn start_capped(
+        cfg: &Path,
+        metrics_port: u16,
+        env: &[(&str, &str)],
+        bytes: u64,
+    ) -> Gateway {
+        let mut cmd = std::process::Command::new("prlimit");
+        cmd.arg(format!("--as={bytes}"))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_pitchside"))
+            .env("MALLOC_ARENA_MAX", "2");
+        Gateway::spawn(cmd, cfg, metrics_port, env)
+    }
+
+    /// The peak resident memory so far, KiB (`VmHWM`).
+    pub fn peak_rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    fn spawn(
+        mut cmd: std::process::Command,
+        cfg: &Path,
+        metrics_port: u16,
+        env: &[(&str, &str)],
+    ) -> Gateway {
         cmd.args(["run", "--config"])
             .arg(cfg)
             .env("PITCHSIDE_LOG", "debug")

@@ -33,6 +33,17 @@ impl Tmpfs {
         }
     }
 
+    /// Makes it read-only (`mount -o remount,ro`): writes fail with EROFS,
+    /// even as root.
+    pub fn read_only(&self) {
+        let status = Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(&self.0)
+            .status()
+            .unwrap();
+        assert!(status.success(), "remount read-only failed");
+    }
+
     /// Where it is mounted.
     pub fn path(&self) -> &Path {
         &self.0

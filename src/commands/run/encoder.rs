@@ -2,7 +2,7 @@
 //! to Parquet files in the spool, hands finished files to the uploader's
 //! queue, and writes each flush's checkpoint once its rows are durable.
 
-use crate::commands::run::task::{Batch, Checkpoint};
+use crate::commands::run::batch::{Batch, Checkpoint};
 use crate::config::Config;
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::spool_queue::{lock, SharedQueue};

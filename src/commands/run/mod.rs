@@ -10,6 +10,7 @@
 //! source), `error` (why start-up fails).
 
 mod alert_log;
+mod batch;
 pub mod cli;
 mod console;
 pub mod control;
@@ -229,7 +230,13 @@ fn start_sources(config: &Config, d: &Daemon) -> Result<mpsc::Receiver<RawInput>
         sources += 1;
         let key = format!("sources.mqtt[{i}].broker");
         let broker = BrokerSettings::new(&key, &m.broker, &client_id, false)?;
-        let source = MqttSource::new(m, broker, input_tx.clone(), source_stats.clone());
+        let source = MqttSource::new(
+            m,
+            broker,
+            config.limits.max_event_bytes,
+            input_tx.clone(),
+            source_stats.clone(),
+        );
         tracker.spawn(source.run(shutdown.clone()));
     }
     drop(input_tx);

@@ -17,27 +17,41 @@ pub(crate) fn sync_interval(config: &Config) -> Duration {
     Duration::from_micros(config.output.sync_interval.max(1) as u64)
 }
 
+/// How many replayed inputs between two offers of full row groups.
+const HAND_OVER_EVERY: u32 = 1024;
+
 /// The pipeline as the last run left it: its checkpoint restored, the
 /// journal since then replayed, the downtime between marked. Returns it
-/// with the journal recorder of this run.
+/// with the journal recorder of this run. Every [`HAND_OVER_EVERY`] inputs
+/// of the replay, `hand_over` may take the pipeline's full row groups to
+/// the encoder, so that a long journal is not held in memory as rows.
 pub(crate) fn restore(
     config: &Config,
     checkpoint: Option<Vec<u8>>,
     state_stats: &Arc<StateStats>,
+    hand_over: &mut dyn FnMut(&mut Pipeline),
 ) -> (Pipeline, Recorder) {
     let started = now_micros();
     // Before this run writes any journal file or checkpoint.
     let last_ran = crate::state::downtime::last_activity(&config.output.spool_dir);
     let mut p = Pipeline::new(config, true);
     let from = resume(&mut p, config, checkpoint, state_stats);
+    let mut since = 0u32;
     // Inputs since that checkpoint are in the journal: replay them with the
     // clock they arrived at, rebuilding exactly the state the crash cut short.
     let (recorder, replayed) = Recorder::start(
         &config.output.spool_dir,
         from,
-        sync_interval(config),
+        (sync_interval(config), config.output.max_journal_bytes),
         state_stats.clone(),
-        |input| replay_one(&mut p, &input),
+        |input| {
+            replay_one(&mut p, &input);
+            since += 1;
+            if since == HAND_OVER_EVERY {
+                since = 0;
+                hand_over(&mut p);
+            }
+        },
     );
     if replayed > 0 {
         let _ = p.drain_alerts();

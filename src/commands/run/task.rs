@@ -3,6 +3,7 @@
 //! checkpoints) to the encoder, publishes alerts and progress.
 
 use crate::commands::run::alert_log::log_alerts;
+use crate::commands::run::batch::{flush_with_checkpoint, send, send_replayed, Batch};
 use crate::commands::run::restore::{restore, sync_interval};
 use crate::config::Config;
 use crate::model::RawInput;
@@ -12,7 +13,7 @@ use crate::sinks::writer::row_group_limit;
 use crate::sinks::UploadStats;
 use crate::state::journal::Recorder;
 use crate::state::StateStats;
-use crate::tables::{RowGroupLimit, TableBuffer};
+use crate::tables::RowGroupLimit;
 use crate::telemetry::systemd::Heartbeat;
 use crate::telemetry::{MetricsSnapshot, ProgressTracker};
 use crate::util::clock::{ClockWatch, KernelClock, StepWatch};
@@ -21,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tracing::{error, info};
+use tracing::info;
 
 /// What the pipeline task owns and talks to.
 pub(crate) struct PipelineParts {
@@ -59,7 +60,10 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
     let (console, mut commands) = console.map(|c| (c.feed, c.commands)).unzip();
     let mut reload_open = true;
     heartbeat.beat();
-    let (p, recorder) = restore(&config, checkpoint, &state_stats);
+    let row_group = row_group_limit(&config);
+    let (p, recorder) = restore(&config, checkpoint, &state_stats, &mut |p| {
+        send_replayed(&tables, p, row_group, &stats)
+    });
     let mut sync_tick = tokio::time::interval(sync_interval(&config));
     let mut task = Task {
         notify: notify_cooldown(&config, &snapshot),
@@ -72,7 +76,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         alert_out,
         console,
         heartbeat,
-        row_group: row_group_limit(&config),
+        row_group,
         progress: ProgressTracker::new(now_micros()),
         clock: ClockWatch::new(KernelClock::default(), true),
         steps: StepWatch::default(),
@@ -275,89 +279,6 @@ async fn next_command(
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
-}
-
-/// Table buffers for the encoder; `flush` closes every open file after them.
-#[derive(Debug)]
-pub struct Batch {
-    /// Row groups, one buffer per table.
-    pub tables: Vec<TableBuffer>,
-    /// Finish every open file after appending.
-    pub flush: bool,
-    /// The pipeline's state as of these rows, written once the files are
-    /// durable, so that state and files always agree.
-    pub checkpoint: Option<Checkpoint>,
-}
-
-async fn send(
-    tx: &mpsc::Sender<Batch>,
-    tables: Vec<TableBuffer>,
-    flush: bool,
-    stats: &UploadStats,
-) {
-    send_batch(
-        tx,
-        Batch {
-            tables,
-            flush,
-            checkpoint: None,
-        },
-        stats,
-    )
-    .await;
-}
-
-async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch, stats: &UploadStats) {
-    if b.flush || !b.tables.is_empty() {
-        if let Err(lost) = tx.send(b).await {
-            let mut rows = 0;
-            for t in &lost.0.tables {
-                rows += t.rows;
-                stats.lost_rows[t.table.index()].fetch_add(t.rows as u64, Ordering::Relaxed);
-            }
-            error!(
-                rows,
-                "Encoder stopped; these rows are lost (counted in pitchside_lost_rows_total)."
-            );
-        }
-    }
-}
-
-/// A flush with a checkpoint of the state the flushed rows came from; the
-/// journal starts a new generation, and older ones go once it is durable.
-async fn flush_with_checkpoint(
-    tx: &mpsc::Sender<Batch>,
-    p: &mut Pipeline,
-    recorder: &mut Recorder,
-    stats: &UploadStats,
-) {
-    let generation = recorder.rotate();
-    let checkpoint = Some(Checkpoint {
-        bytes: crate::state::checkpoint::seal(&p.snapshot(generation)),
-        journal_dir: recorder.dir().to_path_buf(),
-        journal_generation: generation,
-    });
-    send_batch(
-        tx,
-        Batch {
-            tables: p.take_tables(RowGroupLimit::ANY),
-            flush: true,
-            checkpoint,
-        },
-        stats,
-    )
-    .await;
-}
-
-/// A sealed checkpoint and the journal generations it makes unnecessary.
-#[derive(Debug)]
-pub struct Checkpoint {
-    /// Sealed state.
-    pub bytes: Vec<u8>,
-    /// The journal folder.
-    pub journal_dir: std::path::PathBuf,
-    /// Generations before this one are covered by the checkpoint.
-    pub journal_generation: u64,
 }
 
 fn publish(

@@ -50,6 +50,11 @@ pub struct OutputSection {
     /// MQTT messages are fsynced before they are acknowledged, whatever this says.
     #[serde(default = "default_sync_interval")]
     pub sync_interval: String,
+    /// Most bytes the input journal may hold while checkpoints fail; past
+    /// it the journal is switched off until a checkpoint is written again
+    /// (default "256MiB", at least 64 KiB).
+    #[serde(default = "default_max_journal")]
+    pub max_journal_bytes: String,
     /// `[output.s3]`: S3 and S3-compatible stores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<S3Section>,
@@ -85,6 +90,9 @@ fn default_upload_timeout() -> String {
 fn default_sync_interval() -> String {
     "200ms".into()
 }
+fn default_max_journal() -> String {
+    "256MiB".into()
+}
 fn default_permanent_retry() -> String {
     "5m".into()
 }
@@ -102,6 +110,7 @@ pub(super) const KEYS: &[Key] = &[
     k("upload_timeout", Ty::Duration),
     k("permanent_retry", Ty::Duration),
     k("sync_interval", Ty::Duration),
+    k("max_journal_bytes", Ty::Size),
     k("s3", Ty::Table(cloud::S3_KEYS)),
     k("azure", Ty::Table(cloud::AZURE_KEYS)),
     k("gcs", Ty::Table(cloud::GCS_KEYS)),
@@ -133,6 +142,8 @@ pub struct OutputConfig {
     pub permanent_retry: Micros,
     /// Journal fsync interval, µs.
     pub sync_interval: Micros,
+    /// Journal byte ceiling.
+    pub max_journal_bytes: u64,
 }
 
 impl OutputSection {
@@ -164,6 +175,7 @@ impl OutputSection {
         let permanent_retry =
             p.duration("output.permanent_retry", &o.permanent_retry, MICROS_PER_SEC);
         let sync_interval = p.duration("output.sync_interval", &o.sync_interval, 1000);
+        let max_journal_bytes = p.size("output.max_journal_bytes", &o.max_journal_bytes, 64 << 10);
         cloud::check(&mut p, &o.store, &o.s3, &o.azure, &o.gcs);
         p.finish(OutputConfig {
             store: o.store.clone(),
@@ -177,6 +189,7 @@ impl OutputSection {
             upload_timeout,
             permanent_retry,
             sync_interval,
+            max_journal_bytes,
         })
     }
 }

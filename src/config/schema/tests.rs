@@ -133,6 +133,7 @@ fn every_field_serde_knows_is_in_the_schema() {
             upload_timeout: "1s".into(),
             permanent_retry: "1s".into(),
             sync_interval: "1s".into(),
+            max_journal_bytes: "256MiB".into(),
             s3: Some(S3Section::default()),
             azure: Some(AzureSection::default()),
             gcs: Some(GcsSection::default()),

@@ -8,8 +8,16 @@
 //! acknowledgement, so that the broker's in-flight window throttles QoS 1
 //! deliveries. Past `max_held` the new message is dropped, counted and
 //! acknowledged (else it would block the in-flight window for good).
+//!
+//! A message whose payload is over `limits.max_event_bytes` goes on with
+//! only its first `max_event_bytes` bytes and a `too_large` framing error:
+//! the pipeline journals that prefix, rejects it and acknowledges it, like
+//! an overlong serial line. rumqttc reads at most
+//! [`max_incoming_packet`] bytes of it ([`crate::mqtt::conn`]).
 
-use crate::model::{Micros, RawInput, SensorKind, SourceName};
+use crate::model::{FramingError, Micros, RawInput, SensorKind, SourceName};
+#[cfg(doc)]
+use crate::mqtt::conn::max_incoming_packet;
 use crate::mqtt::conn::Severity;
 use crate::sources::stats::SourceStats;
 use crate::util::backoff::Backoff;
@@ -143,6 +151,8 @@ pub struct Session {
     backoff: Backoff,
     stats: Arc<SourceStats>,
     drop_log: LogLimiter,
+    max_event_bytes: usize,
+    oversize_log: LogLimiter,
 }
 
 impl Session {
@@ -153,6 +163,7 @@ impl Session {
         keep_alive: Duration,
         subscriptions: Vec<Subscription>,
         max_held: usize,
+        max_event_bytes: usize,
         stats: Arc<SourceStats>,
     ) -> Session {
         let name = super::source_name(&addr);
@@ -171,6 +182,8 @@ impl Session {
             backoff: Backoff::default(),
             stats,
             drop_log: LogLimiter::new(10_000_000),
+            max_event_bytes,
+            oversize_log: LogLimiter::new(10_000_000),
         }
     }
 
@@ -262,13 +275,14 @@ impl Session {
     fn message(&mut self, p: Publish, received_at: Micros, room: bool) -> Option<Action> {
         SourceStats::inc(&self.stats.mqtt_messages);
         let (source, sensor_hint, mapping) = self.topic(&p.topic);
+        let (payload, framing_error) = self.payload(&p, received_at);
         let held = Held {
             input: RawInput {
                 source,
                 sensor_hint,
-                payload: p.payload.to_vec(),
+                payload,
                 received_at,
-                framing_error: None,
+                framing_error,
                 ack: None,
                 mapping,
             },
@@ -290,6 +304,30 @@ impl Session {
         // Acknowledged anyway, or it would block the in-flight window for good.
         let ack = dropped.ack.filter(|a| self.connection.owns(a))?;
         Some(Action::Ack(ack))
+    }
+
+    /// The payload of `p` for the pipeline: whole, or past
+    /// `max_event_bytes` its first bytes with a `too_large` error (counted,
+    /// logged at a limited rate).
+    fn payload(&mut self, p: &Publish, received_at: Micros) -> (Vec<u8>, Option<FramingError>) {
+        let len = match p.oversize {
+            // The packet's remaining length less the topic and packet id.
+            Some(remaining) => {
+                let id = if p.qos == QoS::AtMostOnce { 0 } else { 2 };
+                remaining.saturating_sub(2 + p.topic.len() + id)
+            }
+            None => p.payload.len(),
+        };
+        if len <= self.max_event_bytes {
+            return (p.payload.to_vec(), None);
+        }
+        SourceStats::inc(&self.stats.mqtt_oversized);
+        if let Some(n) = self.oversize_log.allow(received_at) {
+            let (oversized, limit) = (n + 1, self.max_event_bytes);
+            warn!(broker = %self.addr, topic = %p.topic, bytes = len, limit, oversized, "MQTT message over limits.max_event_bytes; acknowledged and rejected as too_large (counted in pitchside_mqtt_oversized_messages_total).");
+        }
+        let prefix = &p.payload[..p.payload.len().min(self.max_event_bytes)];
+        (prefix.to_vec(), Some(FramingError::TooLarge { len }))
     }
 
     /// The source name, sensor kind and format of a topic (the first

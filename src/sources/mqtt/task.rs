@@ -6,7 +6,7 @@
 use super::session::{Ack, Action, Connection, Held, Input, Session, Subscription};
 use crate::config::MqttSourceSection;
 use crate::model::{AckToken, RawInput, SensorKind, SourceName};
-use crate::mqtt::conn::{describe, BrokerSettings};
+use crate::mqtt::conn::{describe, max_incoming_packet, BrokerSettings};
 use crate::sources::handover::{self, Holder};
 use crate::sources::stats::SourceStats;
 use crate::util::time::now_micros;
@@ -39,15 +39,19 @@ enum Step {
 }
 
 impl MqttSource {
-    /// A source for `section` with connection settings `broker`.
+    /// A source for `section` with connection settings `broker`; payloads
+    /// over `max_event_bytes` are cut and rejected as `too_large`.
     pub fn new(
         section: &MqttSourceSection,
         broker: BrokerSettings,
+        max_event_bytes: usize,
         tx: mpsc::Sender<RawInput>,
         stats: Arc<SourceStats>,
     ) -> MqttSource {
         let mut options = broker.options;
-        options.set_manual_acks(true);
+        options
+            .set_manual_acks(true)
+            .set_max_packet_size(max_incoming_packet(max_event_bytes), 1 << 20);
         let max_held = section.max_held as usize;
         let (client, eventloop) = AsyncClient::new(options, max_held + 64);
         let subscriptions = section
@@ -64,6 +68,7 @@ impl MqttSource {
             broker.keep_alive,
             subscriptions,
             max_held,
+            max_event_bytes,
             stats,
         );
         let inbox = Inbox {

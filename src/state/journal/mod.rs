@@ -9,6 +9,14 @@
 //! generation and the checkpoint written after it names that generation, so
 //! older files are deleted once the checkpoint is durable.
 //!
+//! While checkpoints fail (a full or read-only `spool_dir/state`, a flush
+//! that cannot write its files), nothing is deleted and the journal grows:
+//! past `output.max_journal_bytes` the [`Recorder`] switches it off as on a
+//! failed disk (inputs counted in `pitchside_unjournaled_inputs_total`), and
+//! opens a new generation once a checkpoint has brought it back under the
+//! bound. The oldest generations are kept: a replay needs every one since
+//! the checkpoint it starts from.
+//!
 //! A file is a header, then one frame of [`crate::state::frame`] per input
 //! (little-endian):
 //!
@@ -85,6 +93,16 @@ fn generations(dir: &Path) -> Vec<u64> {
         .unwrap_or_default();
     v.sort_unstable();
     v
+}
+
+/// The bytes of every generation in `dir` (the journal since the oldest
+/// checkpoint not yet written).
+fn size(dir: &Path) -> u64 {
+    generations(dir)
+        .into_iter()
+        .filter_map(|g| fs::metadata(file_of(dir, g)).ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// Deletes generations before `gen` (their inputs are in a durable checkpoint).

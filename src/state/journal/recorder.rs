@@ -2,7 +2,7 @@
 //! fsync in groups, then acknowledge; run on without the journal when the
 //! disk fails, and bring it back with backoff.
 
-use super::{dir, generations, replay, Journal, JournalError};
+use super::{dir, generations, replay, size, Journal, JournalError};
 use crate::model::RawInput;
 use crate::state::StateStats;
 use std::path::{Path, PathBuf};
@@ -32,23 +32,29 @@ pub struct Recorder {
     sync_interval: std::time::Duration,
     /// The generation a reopened journal starts (after every existing one).
     next_gen: u64,
-    retry_at: std::time::Instant,
+    pub(super) retry_at: std::time::Instant,
     backoff: std::time::Duration,
     /// Reopened after a failure; "back" once its first fsync succeeds.
     recovering: bool,
     /// Inputs appended since the last successful fsync.
     unsynced_inputs: u64,
     stats: std::sync::Arc<StateStats>,
+    /// `output.max_journal_bytes`.
+    max_bytes: u64,
+    /// The journal's bytes on disk (measured at start and at each rotation,
+    /// plus what was appended since).
+    bytes: u64,
 }
 
 impl Recorder {
     /// Replays the journal from generation `from` through `each`, then opens
-    /// the next generation for new inputs. Returns the recorder and how many
-    /// inputs were replayed.
+    /// the next generation for new inputs (unless the journal is already
+    /// over `max_bytes`). Returns the recorder and how many inputs were
+    /// replayed.
     pub fn start(
         spool_dir: &Path,
         from: u64,
-        sync_interval: std::time::Duration,
+        (sync_interval, max_bytes): (std::time::Duration, u64),
         stats: std::sync::Arc<StateStats>,
         each: impl FnMut(RawInput),
     ) -> (Recorder, u64) {
@@ -78,12 +84,64 @@ impl Recorder {
             recovering: false,
             unsynced_inputs: 0,
             stats,
+            max_bytes,
+            bytes: 0,
         };
+        r.bytes = size(&r.dir);
+        if r.bytes >= max_bytes {
+            r.full();
+            return (r, n);
+        }
         match Journal::open(&r.dir, next) {
             Ok(j) => r.journal = Some(j),
             Err(e) => r.fail(&e, "open"),
         }
         (r, n)
+    }
+
+    /// The journal reached `output.max_journal_bytes` (checkpoints keep
+    /// failing, so no generation is deleted): run without it, as on a
+    /// failed disk, until a checkpoint brings it back under the bound.
+    fn full(&mut self) {
+        if let Some(mut j) = self.journal.take() {
+            // What was appended stays crash-safe.
+            let synced = j.sync();
+            self.next_gen = self.next_gen.max(j.generation() + 1);
+            if let Err(e) = synced {
+                return self.fail(&e, "fsync");
+            }
+            self.unsynced_inputs = 0;
+        }
+        let (bytes, max_journal_bytes) = (self.bytes, self.max_bytes);
+        if self.off() {
+            tracing::error!(bytes, max_journal_bytes, "Journal reached output.max_journal_bytes because checkpoints keep failing: running without it (a crash loses the inputs since; MQTT is acknowledged on receipt; counted in pitchside_unjournaled_inputs_total). Fix what fails the checkpoint (see 'Checkpoint could not be written'); the journal comes back after the next checkpoint.");
+        } else {
+            tracing::warn!(
+                bytes,
+                max_journal_bytes,
+                "Journal still over output.max_journal_bytes (no checkpoint yet); staying off."
+            );
+        }
+    }
+
+    /// Marks the journal off (counted; `journal_down_since` set if it was
+    /// on) and schedules the next attempt; `true` if it was on.
+    fn off(&mut self) -> bool {
+        let s = &self.stats;
+        s.journal_failures.fetch_add(1, Ordering::Relaxed);
+        let first = s
+            .journal_down_since
+            .compare_exchange(
+                0,
+                crate::util::time::now_micros(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        self.recovering = false;
+        self.retry_at = std::time::Instant::now() + self.backoff;
+        self.backoff = (self.backoff * 2).min(RETRY_MAX);
+        first
     }
 
     /// The journal failed: run without it, count, and schedule a retry.
@@ -95,31 +153,22 @@ impl Recorder {
         let lost = std::mem::take(&mut self.unsynced_inputs);
         let s = &self.stats;
         s.unjournaled_inputs.fetch_add(lost, Ordering::Relaxed);
-        s.journal_failures.fetch_add(1, Ordering::Relaxed);
-        let first = s
-            .journal_down_since
-            .compare_exchange(
-                0,
-                crate::util::time::now_micros(),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            )
-            .is_ok();
         let retry_s = self.backoff.as_secs_f64();
-        if first {
+        if self.off() {
             tracing::error!(error = %e, retry_s, "Journal {what} failed: running without it (a crash loses the inputs since the last checkpoint; MQTT is acknowledged on receipt; counted in pitchside_unjournaled_inputs_total). Free space on output.spool_dir's disk; it is retried with backoff.");
         } else {
             tracing::warn!(error = %e, retry_s, "Journal {what} failed again; retrying with backoff.");
         }
-        self.recovering = false;
-        self.retry_at = std::time::Instant::now() + self.backoff;
-        self.backoff = (self.backoff * 2).min(RETRY_MAX);
     }
 
     /// While the journal is off, opens a new generation once the backoff has passed.
     fn retry(&mut self) {
         if self.journal.is_some() || std::time::Instant::now() < self.retry_at {
             return;
+        }
+        self.bytes = size(&self.dir);
+        if self.bytes >= self.max_bytes {
+            return self.full();
         }
         match Journal::open(&self.dir, self.next_gen) {
             Ok(j) => {
@@ -133,8 +182,15 @@ impl Recorder {
 
     /// Appends an input and keeps its acknowledgement until the next sync.
     pub fn record(&mut self, input: &mut RawInput) {
+        if self.journal.is_some() && self.bytes >= self.max_bytes {
+            // Past the bound before this input: it is not journaled.
+            self.full();
+        }
         match self.journal.as_mut().map(|j| j.append(input)) {
-            Some(Ok(())) => self.unsynced_inputs += 1,
+            Some(Ok(len)) => {
+                self.unsynced_inputs += 1;
+                self.bytes += len;
+            }
             Some(Err(e)) => {
                 self.fail(&e, "write");
                 self.stats
@@ -211,7 +267,11 @@ impl Recorder {
     /// a checkpoint taken now replays from).
     pub fn rotate(&mut self) -> u64 {
         self.commit(true);
-        match self.journal.as_mut().map(|j| j.rotate()) {
+        let rotated = self.journal.as_mut().map(|j| j.rotate());
+        // Generations a checkpoint covered are gone by now (or will be soon
+        // after this rotation's checkpoint); measure again.
+        self.bytes = size(&self.dir);
+        match rotated {
             Some(Ok(g)) => {
                 self.next_gen = g + 1;
                 g

@@ -148,3 +148,97 @@ fn the_mapping_of_an_input_comes_back_and_version_1_files_still_replay() {
     ];
     assert_eq!(got, want);
 }
+
+/// A recorder on `spool` (replaying nothing) bounded at `max` bytes, with
+/// no wait before it tries to reopen the journal.
+fn recorder(spool: &Path, max: u64) -> (Recorder, std::sync::Arc<crate::state::StateStats>) {
+    let stats = std::sync::Arc::new(crate::state::StateStats::default());
+    let sync = std::time::Duration::ZERO;
+    let (r, _) = Recorder::start(spool, 0, (sync, max), stats.clone(), |_| {});
+    (r, stats)
+}
+
+fn unjournaled(stats: &crate::state::StateStats) -> u64 {
+    stats
+        .unjournaled_inputs
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[test]
+fn without_checkpoints_the_journal_stops_at_its_bound_and_returns_once_one_removes_generations() {
+    let spool = tempfile::tempdir().unwrap();
+    let (mut r, stats) = recorder(spool.path(), 4096);
+    for i in 0..400 {
+        r.record(&mut input(i));
+        if i % 50 == 49 {
+            // A flush whose checkpoint fails: nothing is removed.
+            r.rotate();
+        }
+    }
+    r.commit(true);
+    let on_disk = size(r.dir());
+    assert!((4096..4096 + 64).contains(&on_disk), "{on_disk} bytes");
+    let lost = unjournaled(&stats);
+    assert!(lost > 200, "{lost} inputs not journaled");
+    assert_eq!(
+        stats
+            .journal_failures
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+    // A checkpoint at last: its generation on is all that is kept, and the
+    // journal comes back at the next attempt.
+    let gen = r.rotate();
+    remove_before(r.dir(), gen);
+    r.retry_at = std::time::Instant::now();
+    r.record(&mut input(1));
+    r.commit(true);
+    r.record(&mut input(2));
+    assert_eq!(
+        unjournaled(&stats),
+        lost + 1,
+        "journaled again after the retry"
+    );
+}
+
+#[test]
+fn a_journal_already_over_its_bound_at_start_up_is_replayed_and_left_off() {
+    let spool = tempfile::tempdir().unwrap();
+    written(&dir(spool.path()), 0, 0..200);
+    let stats = std::sync::Arc::new(crate::state::StateStats::default());
+    let sync = std::time::Duration::ZERO;
+    let (mut r, n) = Recorder::start(spool.path(), 0, (sync, 1024), stats.clone(), |_| {});
+    assert_eq!(n, 200, "everything on disk is replayed");
+    r.record(&mut input(1));
+    assert_eq!(unjournaled(&stats), 1);
+    assert_eq!(generations(r.dir()), vec![0], "no new generation");
+}
+
+#[test]
+fn records_across_read_chunks_come_back_whole_and_a_huge_length_is_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(dir.path(), 0).unwrap();
+    // 3 MiB of records of 3001 bytes: many straddle a 1 MiB chunk boundary.
+    for i in 0..1000u32 {
+        let mut r = input(i);
+        r.payload = vec![b'a' + (i % 26) as u8; 3001];
+        j.append(&r).unwrap();
+    }
+    j.sync().unwrap();
+    let (all, _) = collect(dir.path(), 0);
+    assert_eq!(all.len(), 1000);
+    for (i, r) in all.iter().enumerate() {
+        let last = b'a' + (i % 26) as u8;
+        assert!(
+            r.len() > 3001 && r.as_bytes()[r.len() - 1] == last,
+            "record {i}"
+        );
+    }
+    // A record claiming 5 MiB ends the replay of its file there.
+    let mut bytes = fs::read(file_of(dir.path(), 0)).unwrap();
+    bytes.extend_from_slice(&(5u64 << 20).to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    bytes.resize(bytes.len() + (6 << 20), 0);
+    fs::write(file_of(dir.path(), 0), bytes).unwrap();
+    assert_eq!(collect(dir.path(), 0).0.len(), 1000);
+}

@@ -59,18 +59,20 @@ impl Journal {
         self.gen
     }
 
-    /// Appends an input (buffered; durable after [`Journal::sync`]).
-    pub fn append(&mut self, input: &RawInput) -> Result<(), JournalError> {
+    /// Appends an input (buffered; durable after [`Journal::sync`]);
+    /// returns the bytes its record takes.
+    pub fn append(&mut self, input: &RawInput) -> Result<u64, JournalError> {
         let mut e = Enc(std::mem::take(&mut self.record));
         e.0.clear();
         e.0.resize(frame::CURRENT.head_len(), 0);
         encode(&mut e, input);
         frame::CURRENT.fill_head(&mut e.0, 0);
         let written = self.out.write_all(&e.0);
+        let len = e.0.len() as u64;
         self.record = e.0;
         written.map_err(io(&file_of(&self.dir, self.gen)))?;
         self.unsynced = true;
-        Ok(())
+        Ok(len)
     }
 
     /// Whether appended inputs are waiting for [`Journal::sync`].

@@ -78,6 +78,7 @@ serial_dropped_lines_total counter
 mqtt_messages_total counter
 mqtt_disconnects_total counter
 mqtt_dropped_messages_total counter
+mqtt_oversized_messages_total counter
 alerts_published_total counter
 alerts_dropped_total counter
 alerts_disconnects_total counter

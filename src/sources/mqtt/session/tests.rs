@@ -16,6 +16,7 @@ fn session(max_held: usize) -> (Session, Arc<SourceStats>) {
         Duration::from_secs(30),
         subs,
         max_held,
+        64,
         stats.clone(),
     );
     (s, stats)
@@ -191,4 +192,73 @@ fn an_ack_only_goes_to_the_connection_its_message_came_on() {
         panic!("not delivered")
     };
     assert!(tokens.owns(&new.ack.unwrap()));
+}
+
+fn delivered(action: Option<Action>) -> Held {
+    match action {
+        Some(Action::Deliver(h)) => h,
+        other => panic!("expected a delivery, got {other:?}"),
+    }
+}
+
+#[test]
+fn payload_over_max_event_bytes_goes_on_cut_with_too_large_and_is_counted() {
+    let (mut s, stats) = session(4);
+    s.on_event(connected(false));
+    let mut publish = Publish::new("venue/wearable/7", QoS::AtLeastOnce, vec![b'x'; 65]);
+    publish.pkid = 3;
+    let input = Input::Message {
+        publish,
+        received_at: 1,
+        room: true,
+    };
+    let h = delivered(s.on_event(input));
+    assert_eq!(h.input.payload.len(), 64);
+    assert_eq!(
+        h.input.framing_error,
+        Some(FramingError::TooLarge { len: 65 })
+    );
+    assert_eq!(
+        h.ack.map(|a| a.pkid),
+        Some(3),
+        "acknowledged once journaled"
+    );
+    assert_eq!(SourceStats::get(&stats.mqtt_oversized), 1);
+}
+
+#[test]
+fn publish_cut_by_rumqttc_reports_its_whole_payload_length() {
+    let (mut s, stats) = session(4);
+    s.on_event(connected(false));
+    // rumqttc kept 100 bytes of a packet of 2 + 16 (topic) + 2 + 64 MiB.
+    let mut publish = Publish::new("venue/wearable/7", QoS::AtLeastOnce, vec![b'x'; 100]);
+    publish.pkid = 4;
+    publish.oversize = Some(2 + 16 + 2 + (64 << 20));
+    let input = Input::Message {
+        publish,
+        received_at: 1,
+        room: true,
+    };
+    let h = delivered(s.on_event(input));
+    assert_eq!(h.input.payload.len(), 64);
+    assert_eq!(
+        h.input.framing_error,
+        Some(FramingError::TooLarge { len: 64 << 20 })
+    );
+    assert_eq!(SourceStats::get(&stats.mqtt_oversized), 1);
+}
+
+#[test]
+fn payload_of_exactly_max_event_bytes_goes_on_whole() {
+    let (mut s, stats) = session(4);
+    s.on_event(connected(false));
+    let publish = Publish::new("venue/wearable/7", QoS::AtMostOnce, vec![b'x'; 64]);
+    let input = Input::Message {
+        publish,
+        received_at: 1,
+        room: true,
+    };
+    let h = delivered(s.on_event(input));
+    assert_eq!((h.input.payload.len(), h.input.framing_error), (64, None));
+    assert_eq!(SourceStats::get(&stats.mqtt_oversized), 0);
 }
