@@ -34,8 +34,14 @@ fn assert_same(table: &str, live: &BTreeMap<String, Row>, reference: &BTreeMap<S
 fn keyed(root: &Path, table: &str, key: &[&str]) -> BTreeMap<String, Row> {
     let mut out = BTreeMap::new();
     for mut r in rows(root, table) {
-        // Wall-clock columns: a live run's restarts show in gateway_downtime_ms.
-        for c in ["detected_at", "received_at", "gateway_downtime_ms"] {
+        // Wall-clock columns: a live run's restarts show in gateway_downtime_ms,
+        // and its clock's state in clock_synchronized (a replay has none).
+        for c in [
+            "detected_at",
+            "received_at",
+            "gateway_downtime_ms",
+            "clock_synchronized",
+        ] {
             r.remove(c);
         }
         let k = key

@@ -65,6 +65,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         send_replayed(&tables, p, row_group, &stats)
     });
     let mut sync_tick = tokio::time::interval(sync_interval(&config));
+    let synced = p.clock_synchronized();
     let mut task = Task {
         notify: notify_cooldown(&config, &snapshot),
         p,
@@ -78,10 +79,9 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
         heartbeat,
         row_group,
         progress: ProgressTracker::new(now_micros()),
-        clock: ClockWatch::new(KernelClock::default(), true),
+        clock: ClockWatch::new(KernelClock::default(), synced),
         steps: StepWatch::default(),
     };
-    task.clock = ClockWatch::new(KernelClock::default(), task.p.clock_synchronized());
     task.watch_clock(now_micros());
     let period = |us: i64| Duration::from_micros(us.max(1) as u64);
     let mut flush = tokio::time::interval(period(config.output.flush_interval));
@@ -115,11 +115,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
                 Some(cmd) => super::console::handle(&mut task.p, &mut task.recorder, cmd),
                 None => commands = None,
             },
-            _ = second.tick() => {
-                task.watch_clock(now_micros());
-                task.check_health();
-                task.publish_console();
-            }
+            _ = second.tick() => task.every_second(),
         }
     }
     task.finish().await;
@@ -211,14 +207,22 @@ impl Task {
         }
     }
 
-    /// Once a second: devices silent for `health.silent_after` are reported.
+    /// Once a second: the clock's state and steps, device health, the
+    /// console's device statuses.
+    fn every_second(&mut self) {
+        self.watch_clock(now_micros());
+        self.check_health();
+        self.publish_console();
+    }
+
+    /// Devices silent for `health.silent_after` are reported.
     fn check_health(&mut self) {
         let now = now_micros();
         self.p.check_health(now);
         self.send_alerts(now);
     }
 
-    /// Once a second: device statuses to the console.
+    /// Device statuses to the console.
     fn publish_console(&self) {
         if let Some(feed) = &self.console {
             super::console::publish(&self.p, feed);
