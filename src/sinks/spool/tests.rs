@@ -89,3 +89,31 @@ fn stale_temp_files_are_removed_on_open() {
         0
     );
 }
+
+#[test]
+fn a_damaged_counter_is_not_trusted_and_is_counted() {
+    let (dir, s) = spool_holding(&[TableId::Raw]);
+    drop(s);
+    std::fs::write(dir.path().join("state/seq/raw"), b"\0\0\0\0").unwrap();
+    let s = Spool::open(dir.path(), "v", "gw-1").unwrap();
+    assert_eq!(s.unreadable_counters(), 1);
+    assert!(s.unknown_seq_tables().contains(&TableId::Raw));
+    assert_eq!(s.next_seq(TableId::Raw), 1, "the spooled file still counts");
+}
+
+#[test]
+fn files_of_another_gateway_are_pending_but_do_not_move_our_counter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut old = Spool::open(dir.path(), "v", "gw-old").unwrap();
+    for _ in 0..3 {
+        old.write(TableId::Raw, "2026-11-29", b"x").unwrap();
+    }
+    drop(old);
+    std::fs::remove_dir_all(dir.path().join("state/seq")).unwrap();
+    let s = Spool::open(dir.path(), "v", "gw-new").unwrap();
+    let p = s.pending().unwrap();
+    assert_eq!(p.len(), 3);
+    assert!(p.iter().all(|f| f.gateway() == "gw-old"));
+    assert_eq!(s.next_seq(TableId::Raw), 0);
+    assert_eq!(s.usage(), (3, 3), "counted in the spool's size");
+}

@@ -103,3 +103,23 @@ fn making_room_deletes_only_tables_of_lower_priority() {
     assert_eq!(left, f[..2]);
     assert!(!f[2].path.exists());
 }
+
+#[test]
+fn a_file_set_aside_is_passed_over_until_due_and_nothing_is_evicted_for_it() {
+    let mut t = Setup::new(50);
+    let f = t.add(&[TableId::Alerts, TableId::Raw, TableId::Raw]);
+    let first = t.q.start_upload().unwrap();
+    assert_eq!(first, f[0]);
+    let (failures, delay) = t.q.set_aside(&first);
+    assert_eq!((failures, delay), (1, MIN_BACKOFF));
+    assert_eq!(t.stats.stuck_files.load(Ordering::Relaxed), 1);
+    assert_eq!(t.q.enforce_limits(), 0, "the store is not failing");
+    let next = t.q.start_upload().unwrap();
+    assert_eq!(next, f[1], "the next file goes while alerts wait");
+    assert!(t.q.other_ready(&next));
+    t.q.uploaded(&next);
+    assert_eq!(t.q.aside_failures(&f[0]), 1);
+    t.q.retry_all();
+    assert_eq!(t.q.start_upload().unwrap(), f[0], "in order again");
+    assert_eq!(t.stats.stuck_files.load(Ordering::Relaxed), 0);
+}

@@ -156,3 +156,56 @@ proptest! {
         }
     }
 }
+
+/// An uploader over a fresh spool holding `tables` (one file each), with a
+/// local store in which `blocked` tables' folders are files.
+fn blocked_store(tables: &[TableId], blocked: &[TableId]) -> (tempfile::TempDir, Uploader) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spool = Spool::open(&dir.path().join("spool"), "v", "g").unwrap();
+    for &t in tables {
+        spool.write(t, "2026-11-29", b"x").unwrap();
+    }
+    let store_dir = dir.path().join("store");
+    std::fs::create_dir_all(&store_dir).unwrap();
+    for t in blocked {
+        std::fs::write(store_dir.join(t.name()), b"not a folder").unwrap();
+    }
+    let stats = Arc::new(UploadStats::default());
+    let limits = SpoolLimits::unbounded(dir.path().join("spool"));
+    let store = Store::local(store_dir).unwrap();
+    let up = Uploader::new(
+        store,
+        stats,
+        spool.pending().unwrap(),
+        limits,
+        spool.numbering(),
+    );
+    (dir, up)
+}
+
+#[tokio::test]
+async fn one_refused_file_is_set_aside_and_two_refused_files_are_an_outage() {
+    let (_d, mut up) = blocked_store(&[TableId::Alerts, TableId::Raw], &[TableId::Alerts]);
+    let a = up.upload_one().await.unwrap();
+    assert!(matches!(a, Attempt::SetAside { failures: 1, .. }), "{a:?}");
+    assert!(matches!(up.upload_one().await.unwrap(), Attempt::Done));
+    assert!(!lock(&up.queue).store_failing());
+    assert!(matches!(
+        up.upload_one().await.unwrap(),
+        Attempt::Waiting(_)
+    ));
+
+    let (_d, mut up) = blocked_store(
+        &[TableId::Alerts, TableId::Raw],
+        &[TableId::Alerts, TableId::Raw],
+    );
+    assert!(matches!(
+        up.upload_one().await.unwrap(),
+        Attempt::SetAside { .. }
+    ));
+    assert!(
+        up.upload_one().await.is_err(),
+        "a second file failing is an outage"
+    );
+    assert!(lock(&up.queue).store_failing());
+}
