@@ -52,12 +52,23 @@ pub enum CounterFile {
     Unreadable(String),
 }
 
+/// The most bytes read of a counter file (a `u64` has at most 20 digits):
+/// a damaged file of any size costs no more than this.
+pub const MAX_COUNTER_BYTES: u64 = 32;
+
 /// Reads a counter file: one decimal number and a newline.
 pub fn read_counter(path: &std::path::Path) -> CounterFile {
-    match std::fs::read(path) {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_COUNTER_BYTES + 1).read_to_end(&mut bytes));
+    match read {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => CounterFile::Missing,
         Err(e) => CounterFile::Unreadable(e.to_string()),
-        Ok(bytes) => parse_counter(&bytes),
+        Ok(n) if n as u64 > MAX_COUNTER_BYTES => {
+            CounterFile::Unreadable(format!("longer than {MAX_COUNTER_BYTES} bytes"))
+        }
+        Ok(_) => parse_counter(&bytes),
     }
 }
 
@@ -95,6 +106,20 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_huge_counter_file_is_refused_after_its_first_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("raw");
+        std::fs::write(&p, "1".repeat(1 << 20)).unwrap();
+        assert!(matches!(read_counter(&p), CounterFile::Unreadable(w) if w.contains("longer")));
+        assert_eq!(read_counter(&dir.path().join("none")), CounterFile::Missing);
+        std::fs::create_dir(dir.path().join("dir")).unwrap();
+        assert!(matches!(
+            read_counter(&dir.path().join("dir")),
+            CounterFile::Unreadable(_)
+        ));
     }
 
     #[test]
