@@ -182,14 +182,6 @@ impl SpoolQueue {
         Some(f)
     }
 
-    /// Whether a file other than `f` may be uploaded now.
-    pub fn other_ready(&self, f: &SpooledFile) -> bool {
-        let now = Instant::now();
-        self.files
-            .iter()
-            .any(|g| g != f && !self.aside.waiting(&g.key, now))
-    }
-
     /// When the first file set aside is due again (none: `None`).
     pub fn next_due(&self) -> Option<Instant> {
         self.aside.next_due()
