@@ -308,7 +308,13 @@ fn one_file_the_store_keeps_refusing_does_not_hold_up_the_others() {
         .metric("pitchside_upload_stuck_files")
         == 1.0));
     let evictions = gw.metric("pitchside_spool_evictions_total");
+    let status = succeed(bin().args(["status", "--addr", &format!("127.0.0.1:{port}")]));
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
     let log = gw.stop();
+    assert!(
+        status.contains("1 refused by the store, retried on the side"),
+        "{status}"
+    );
     assert_eq!(
         evictions, 0.0,
         "nothing evicted while the store takes files: {log}"
