@@ -1,12 +1,12 @@
 //! Delivery in a hostile field: a damaged sequence counter, files of a
 //! renamed gateway left in the spool, one file the store keeps refusing,
 //! and a power cut right after a `file://` upload. Each runs the real
-//! binary against a real store (a local folder, or s3s-fs on loopback).
+//! binary against a real store (a local folder, s3s-fs or Azurite on loopback).
 
 mod common;
 
 use common::services::{free_port, have, wait_until, Gateway};
-use common::stores::{Kind, Server, ACCESS_KEY, AZ_ACCOUNT, AZ_KEY, SECRET_KEY};
+use common::stores::{Kind, Server, Uplink, ACCESS_KEY, AZ_KEY, SECRET_KEY};
 use common::*;
 use pitchside::sinks::store::Store;
 use std::collections::BTreeMap;
@@ -109,55 +109,6 @@ fn objects(cfg: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// A TCP relay (socat) from a free port to `port`: the uplink, which can be
-/// cut and restored while the server keeps its data (Azurite does not keep
-/// its containers over a restart).
-struct Uplink {
-    port: u16,
-    to: u16,
-    child: Option<std::process::Child>,
-}
-
-impl Uplink {
-    fn up(&mut self) {
-        let child = std::process::Command::new("socat")
-            .arg(format!(
-                "TCP-LISTEN:{},bind=127.0.0.1,reuseaddr,fork",
-                self.port
-            ))
-            .arg(format!("TCP:127.0.0.1:{}", self.to))
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        let port = self.port;
-        assert!(wait_until(Duration::from_secs(10), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        }));
-    }
-}
-
-impl Drop for Uplink {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// `c` sending requests for `server` through `uplink`.
-fn through(c: VenueConfig, server: &Server, uplink: &Uplink) -> VenueConfig {
-    let endpoint = format!("http://127.0.0.1:{}", uplink.port);
-    match server.kind {
-        Kind::Azurite => c.set_str(
-            "output.azure",
-            "endpoint",
-            format!("{endpoint}/{AZ_ACCOUNT}"),
-        ),
-        Kind::S3sFs | Kind::Moto => c.set_str("output.s3", "endpoint", endpoint),
-    }
-}
-
 /// A raw object uploaded by a replay; the counter torn; the gateway boots
 /// with the store unreachable (so it cannot be asked) and numbers raw from
 /// 0 again. S3: the server is stopped; Azure: the uplink is cut.
@@ -179,15 +130,11 @@ fn corrupt_counter_and_store_down_at_start(kind: Kind) {
     let raw0 = raw0[0].clone();
 
     std::fs::write(dir.path().join("spool/state/seq/raw"), b"garbage").unwrap();
-    let mut uplink = Uplink {
-        port: free_port(),
-        to: server.port,
-        child: None,
-    };
+    let mut uplink = Uplink::new(server.port);
     let port = free_port();
     let mut c = cloud_config(VenueConfig::fast(dir.path(), port), dir.path(), &server);
     if kind == Kind::Azurite {
-        c = through(c, &server, &uplink);
+        c = uplink.carry(c, &server);
     } else {
         server.stop();
     }
