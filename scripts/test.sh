@@ -27,6 +27,8 @@ command -v socat >/dev/null 2>&1 || need_apt+=(socat)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # The console's browser tests drive Debian's chromium headless over the DevTools protocol.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# The file:// store test checks the order of fsyncs and deletes with strace.
+command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 # The clock-step test steps the gateway's wall clock with libfaketime (LD_PRELOAD).
 compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null || need_apt+=(libfaketime)
 # The unit file test runs `systemd-analyze verify` (no systemd needs to be running).

@@ -6,18 +6,28 @@
 //! and are also recovered from the files still in `outgoing/`, so a crash
 //! between the rename and the counter update neither reuses nor skips a number.
 //!
+//! A counter file that cannot be read or holds no number (a torn write, a
+//! damaged card) is not trusted: the table's number is unknown, logged at
+//! ERROR and counted, and the store is asked for the highest number used.
+//! Files of another `gateway_id` (the gateway was renamed) are listed with
+//! the others and uploaded under their own names.
+//!
 //! This file is the [`Spool`]; file names and scans are in `names`, the
-//! fsync-and-rename steps in `durable`.
+//! fsync-and-rename steps in `durable`, the counters in `seq`.
 
 mod durable;
 mod names;
+mod seq;
 
 pub use names::{max_seq_in_folder, object_key, remove_uploaded, seq_of};
+pub use seq::SeqCounters;
 
 use crate::tables::TableId;
+use seq::CounterFile;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Spool failures. All are about the local disk: check space and permissions.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +58,16 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Sp
     }
 }
 
+/// How the uploader numbers a file anew: the shared counters and this
+/// gateway's name.
+#[derive(Debug, Clone)]
+pub struct Numbering {
+    /// The counters the encoder numbers files with.
+    pub seqs: Arc<SeqCounters>,
+    /// This gateway's `venue.gateway_id`.
+    pub gateway_id: String,
+}
+
 /// A complete file in the spool.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SpooledFile {
@@ -63,15 +83,25 @@ pub struct SpooledFile {
     pub size: u64,
 }
 
+impl SpooledFile {
+    /// The `gateway_id` in its file name.
+    pub fn gateway(&self) -> &str {
+        let name = self.key.rsplit('/').next().unwrap_or("");
+        names::name_parts(name).map_or("", |(g, _)| g)
+    }
+}
+
 /// The spool folder and the sequence counters.
 #[derive(Debug)]
 pub struct Spool {
     root: PathBuf,
     gateway_id: String,
     venue_id: String,
-    next_seq: [u64; TableId::ALL.len()],
+    seqs: Arc<SeqCounters>,
     /// Tables whose counter was found on disk (else the store must be asked).
     seq_known: [bool; TableId::ALL.len()],
+    /// Counter files found damaged at open.
+    unreadable_counters: u64,
     tmp_counter: u64,
     /// Held for the spool's lifetime: one process per spool.
     _lock: nix::fcntl::Flock<File>,
@@ -99,23 +129,55 @@ impl Spool {
             root: root.to_path_buf(),
             gateway_id: gateway_id.to_string(),
             venue_id: venue_id.to_string(),
-            next_seq: [0; TableId::ALL.len()],
+            seqs: Arc::default(),
             seq_known: [false; TableId::ALL.len()],
+            unreadable_counters: 0,
             tmp_counter: 0,
             _lock: lock,
         };
+        spool.read_counters();
+        let pending = spool.pending()?;
+        for f in pending.iter().filter(|f| f.gateway() == gateway_id) {
+            spool.seqs.raise(f.table, f.seq + 1);
+        }
+        names::log_foreign(&pending, gateway_id);
+        Ok(spool)
+    }
+
+    /// Reads `state/seq/`; a damaged counter leaves its table unknown.
+    fn read_counters(&mut self) {
         for t in TableId::ALL {
-            let p = spool.seq_path(t);
-            if let Ok(n) = fs::read_to_string(&p).map(|t| t.trim().parse::<u64>()) {
-                spool.next_seq[t.index()] = n.unwrap_or(0);
-                spool.seq_known[t.index()] = true;
+            let p = self.seq_path(t);
+            match seq::read_counter(&p) {
+                CounterFile::Value(n) => {
+                    self.seqs.raise(t, n);
+                    self.seq_known[t.index()] = true;
+                }
+                CounterFile::Missing => {}
+                CounterFile::Unreadable(why) => {
+                    self.unreadable_counters += 1;
+                    tracing::error!(path = %p.display(), why = %why, table = t.name(), "Sequence counter unreadable: not trusted; the store is asked for the highest number this gateway used, and an object already in the store is never replaced.");
+                }
             }
         }
-        for f in spool.pending()? {
-            let next = &mut spool.next_seq[f.table.index()];
-            *next = (*next).max(f.seq + 1);
+    }
+
+    /// How many counter files were found damaged at open (each logged).
+    pub fn unreadable_counters(&self) -> u64 {
+        self.unreadable_counters
+    }
+
+    /// The counters and this gateway's name, for the uploader.
+    pub fn numbering(&self) -> Numbering {
+        Numbering {
+            seqs: self.seqs.clone(),
+            gateway_id: self.gateway_id.clone(),
         }
-        Ok(spool)
+    }
+
+    /// The number the next file of `table` gets.
+    pub fn next_seq(&self, table: TableId) -> u64 {
+        self.seqs.peek(table)
     }
 
     /// The spool folder.
@@ -135,8 +197,7 @@ impl Spool {
     /// Makes sure no sequence number below `next` is handed out for `table`
     /// (used when files of earlier runs already exist in the store).
     pub fn reserve_seq(&mut self, table: TableId, next: u64) -> Result<(), SpoolError> {
-        let s = &mut self.next_seq[table.index()];
-        *s = (*s).max(next);
+        self.seqs.raise(table, next);
         self.seq_known[table.index()] = true;
         self.persist_seq(table)
     }
@@ -167,11 +228,16 @@ impl Spool {
         tmp: &Path,
         date: &str,
     ) -> Result<SpooledFile, SpoolError> {
-        let seq = self.next_seq[table.index()];
+        let seq = self.seqs.take(table);
         let key = object_key(table, &self.venue_id, date, &self.gateway_id, seq);
         let path = self.root.join("outgoing").join(&key);
-        let size = durable::commit_file(file, tmp, &path)?;
-        self.next_seq[table.index()] = seq + 1;
+        let size = match durable::commit_file(file, tmp, &path) {
+            Ok(size) => size,
+            Err(e) => {
+                self.seqs.give_back(table, seq);
+                return Err(e);
+            }
+        };
         self.persist_seq(table)?;
         Ok(SpooledFile {
             table,
@@ -195,14 +261,14 @@ impl Spool {
     }
 
     fn persist_seq(&self, table: TableId) -> Result<(), SpoolError> {
-        let text = format!("{}\n", self.next_seq[table.index()]);
+        let text = format!("{}\n", self.seqs.peek(table));
         durable::replace_file(&self.seq_path(table), &text)
     }
 
-    /// Every complete file waiting in `outgoing/`, in upload order (table
-    /// priority, then sequence).
+    /// Every complete file waiting in `outgoing/` (this gateway's and any
+    /// other `gateway_id`'s), in upload order (table priority, then sequence).
     pub fn pending(&self) -> Result<Vec<SpooledFile>, SpoolError> {
-        names::outgoing_files(&self.root.join("outgoing"), &self.gateway_id)
+        names::outgoing_files(&self.root.join("outgoing"))
     }
 
     /// Files and bytes waiting.
@@ -214,94 +280,4 @@ impl Spool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A spool of gateway `gw-1` holding one small file of each of `tables`.
-    fn spool_holding(tables: &[TableId]) -> (tempfile::TempDir, Spool) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
-        for &t in tables {
-            s.write(t, "2026-11-29", b"x").unwrap();
-        }
-        (dir, s)
-    }
-
-    #[test]
-    fn files_get_the_spec_key_and_sequence_survives_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
-        let a = s.write(TableId::Alerts, "2026-11-29", b"one").unwrap();
-        let b = s.write(TableId::Alerts, "2026-11-30", b"two").unwrap();
-        assert_eq!(
-            a.key,
-            "alerts/venue_id=v/date=2026-11-29/gw-1-000000000000.parquet"
-        );
-        assert_eq!(b.seq, 1);
-        drop(s);
-        let mut s = Spool::open(dir.path(), "v", "gw-1").unwrap();
-        assert_eq!(s.pending().unwrap().len(), 2);
-        let c = s.write(TableId::Alerts, "2026-11-30", b"three").unwrap();
-        assert_eq!(c.seq, 2);
-    }
-
-    #[test]
-    fn sequence_is_recovered_from_files_when_the_counter_is_lost() {
-        let (dir, s) = spool_holding(&[TableId::Raw, TableId::Raw]);
-        drop(s);
-        std::fs::remove_file(dir.path().join("state/seq/raw")).unwrap();
-        let s = Spool::open(dir.path(), "v", "gw-1").unwrap();
-        assert_eq!(s.next_seq[TableId::Raw.index()], 2);
-    }
-
-    #[test]
-    fn pending_lists_alerts_before_raw_and_removal_cleans_folders() {
-        let (dir, s) = spool_holding(&[TableId::Raw, TableId::Alerts]);
-        let p = s.pending().unwrap();
-        assert_eq!(p[0].table, TableId::Alerts);
-        assert_eq!(p[1].table, TableId::Raw);
-        for f in &p {
-            remove_uploaded(f).unwrap();
-        }
-        assert!(s.pending().unwrap().is_empty());
-        assert!(!dir.path().join("outgoing/raw/venue_id=v").exists());
-    }
-
-    #[test]
-    fn a_second_process_cannot_open_a_spool_in_use() {
-        let dir = tempfile::tempdir().unwrap();
-        let first = Spool::open(dir.path(), "v", "g").unwrap();
-        let err = Spool::open(dir.path(), "v", "g").unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("in use by another pitchside process"),
-            "{err}"
-        );
-        drop(first);
-        Spool::open(dir.path(), "v", "g").unwrap();
-    }
-
-    #[test]
-    fn lost_counters_are_reported_so_the_store_can_be_asked() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Spool::open(dir.path(), "v", "g").unwrap();
-        assert_eq!(s.unknown_seq_tables().len(), TableId::ALL.len());
-        s.reserve_seq(TableId::Alerts, 7).unwrap();
-        drop(s);
-        let s = Spool::open(dir.path(), "v", "g").unwrap();
-        assert!(!s.unknown_seq_tables().contains(&TableId::Alerts));
-        assert_eq!(s.next_seq[TableId::Alerts.index()], 7);
-    }
-
-    #[test]
-    fn stale_temp_files_are_removed_on_open() {
-        let dir = tempfile::tempdir().unwrap();
-        Spool::open(dir.path(), "v", "g").unwrap();
-        std::fs::write(dir.path().join("tmp/alerts-0-1.tmp"), b"half").unwrap();
-        Spool::open(dir.path(), "v", "g").unwrap();
-        assert_eq!(
-            std::fs::read_dir(dir.path().join("tmp")).unwrap().count(),
-            0
-        );
-    }
-}
+mod tests;

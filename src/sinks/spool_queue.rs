@@ -18,15 +18,24 @@
 //!   shrinks, and nothing it could upload now is deleted;
 //! - when the disk itself is short (a write would not fit), the encoder makes
 //!   room by deleting files of lower priority than the table it writes.
+//!
+//! A file whose upload fails while the store takes others is set aside
+//! (`aside`): the next file is uploaded, and the one set aside is retried
+//! on its own backoff.
+
+mod aside;
+
+pub use aside::{MAX_BACKOFF, MIN_BACKOFF};
 
 use super::spool::{remove_uploaded, SpooledFile};
 use crate::sinks::UploadStats;
 use crate::tables::TableId;
+use aside::SetAside;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The spool's ceilings.
 #[derive(Debug, Clone)]
@@ -81,6 +90,7 @@ pub struct SpoolQueue {
     bytes: u64,
     in_flight: Option<SpooledFile>,
     store_failing: bool,
+    aside: SetAside,
     limits: SpoolLimits,
     stats: Arc<UploadStats>,
 }
@@ -103,6 +113,7 @@ impl SpoolQueue {
             bytes: 0,
             in_flight: None,
             store_failing: false,
+            aside: SetAside::default(),
             limits,
             stats,
         };
@@ -157,16 +168,29 @@ impl SpoolQueue {
         self.store_failing
     }
 
-    /// The next file to upload, marked in flight (never evicted until
-    /// [`SpoolQueue::uploaded`] or [`SpoolQueue::upload_failed`]).
+    /// The next file to upload (the first not set aside, or set aside and
+    /// due), marked in flight (never evicted until [`SpoolQueue::uploaded`],
+    /// [`SpoolQueue::set_aside`] or [`SpoolQueue::upload_failed`]).
     pub fn start_upload(&mut self) -> Option<SpooledFile> {
-        let f = self.files.first().cloned()?;
+        let now = Instant::now();
+        let f = self
+            .files
+            .iter()
+            .find(|f| !self.aside.waiting(&f.key, now))
+            .cloned()?;
         self.in_flight = Some(f.clone());
         Some(f)
     }
 
-    /// The store has `f`: it leaves the queue and the spool.
-    pub fn uploaded(&mut self, f: &SpooledFile) {
+    /// When the first file set aside is due again (none: `None`).
+    pub fn next_due(&self) -> Option<Instant> {
+        self.aside.next_due()
+    }
+
+    /// The store has `f`: it leaves the queue and the spool. Returns the
+    /// files set aside that this success shows to be refused on their own
+    /// (each once), with their failures in a row.
+    pub fn uploaded(&mut self, f: &SpooledFile) -> Vec<(String, u32)> {
         self.in_flight = None;
         self.store_failing = false;
         if self.remove(f) {
@@ -174,12 +198,45 @@ impl SpoolQueue {
                 tracing::warn!(error = %e, "Uploaded file could not be removed from the spool; it will be uploaded again (same key, same bytes).");
             }
         }
+        self.aside.unreported()
     }
 
-    /// The upload of the file in flight failed; it stays queued.
+    /// The upload of the file in flight failed with the store failing: it
+    /// stays queued.
     pub fn upload_failed(&mut self) {
         self.in_flight = None;
         self.store_failing = true;
+    }
+
+    /// The store works again after failing: files set aside meanwhile are
+    /// tried in order again (they failed with the store, not on their own).
+    pub fn retry_all(&mut self) {
+        if !self.aside.is_empty() {
+            self.aside.clear();
+            self.publish();
+        }
+    }
+
+    /// The upload of `f` failed while the store may work: `f` is set aside
+    /// and retried on its own backoff; returns its failures in a row and the
+    /// delay.
+    pub fn set_aside(&mut self, f: &SpooledFile) -> (u32, Duration) {
+        self.in_flight = None;
+        let r = self.aside.fail(&f.key, Instant::now());
+        self.publish();
+        r
+    }
+
+    /// Failed uploads in a row of `f` while set aside (0 if it is not).
+    pub fn aside_failures(&self, f: &SpooledFile) -> u32 {
+        self.aside.failures(&f.key)
+    }
+
+    /// `old` is now `new` (numbered anew): same bytes, another key.
+    pub fn renamed(&mut self, old: &SpooledFile, new: SpooledFile) {
+        self.in_flight = None;
+        self.remove(old);
+        self.insert_all([new]);
     }
 
     /// `f` is no longer on disk (removed by hand): it leaves the queue.
@@ -190,6 +247,7 @@ impl SpoolQueue {
 
     fn remove(&mut self, f: &SpooledFile) -> bool {
         let was = self.files.remove(f);
+        self.aside.forget(&f.key);
         if was {
             self.bytes -= f.size.min(self.bytes);
         }
@@ -202,6 +260,8 @@ impl SpoolQueue {
         s.spool_files
             .store(self.files.len() as u64, Ordering::Relaxed);
         s.spool_bytes.store(self.bytes, Ordering::Relaxed);
+        s.stuck_files
+            .store(self.aside.len() as u64, Ordering::Relaxed);
     }
 
     fn over_limits(&self) -> bool {
@@ -280,108 +340,4 @@ impl SpoolQueue {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sinks::spool::Spool;
-
-    /// A spool and its queue, with a ceiling of `max_bytes`.
-    struct Setup {
-        _dir: tempfile::TempDir,
-        spool: Spool,
-        q: SpoolQueue,
-        stats: Arc<UploadStats>,
-    }
-
-    impl Setup {
-        fn new(max_bytes: u64) -> Setup {
-            let dir = tempfile::tempdir().unwrap();
-            let spool = Spool::open(dir.path(), "v", "g").unwrap();
-            let stats = Arc::new(UploadStats::default());
-            let limits = SpoolLimits {
-                max_bytes,
-                ..SpoolLimits::unbounded(dir.path().to_path_buf())
-            };
-            let q = SpoolQueue::new(Vec::new(), limits, stats.clone());
-            Setup {
-                _dir: dir,
-                spool,
-                q,
-                stats,
-            }
-        }
-
-        /// Spools a 40-byte file of each of `tables` and queues them as one flush.
-        fn add(&mut self, tables: &[TableId]) -> Vec<SpooledFile> {
-            let files: Vec<SpooledFile> = tables
-                .iter()
-                .map(|&t| self.spool.write(t, "2026-11-29", &[0; 40]).unwrap())
-                .collect();
-            self.q.insert_all(files.clone());
-            files
-        }
-
-        fn evictions(&self) -> u64 {
-            self.stats.spool_evictions.load(Ordering::Relaxed)
-        }
-    }
-
-    #[test]
-    fn uploaded_files_lower_the_byte_count_so_a_healthy_spool_never_fills() {
-        let mut t = Setup::new(100);
-        for _ in 0..50 {
-            t.add(&[TableId::Raw]);
-            t.q.enforce_limits();
-            let next = t.q.start_upload().unwrap();
-            t.q.uploaded(&next);
-        }
-        assert_eq!(t.q.bytes(), 0);
-        assert_eq!(t.stats.spool_bytes.load(Ordering::Relaxed), 0);
-        assert_eq!(t.evictions(), 0);
-    }
-
-    #[test]
-    fn nothing_is_evicted_while_the_store_takes_files() {
-        let mut t = Setup::new(10);
-        t.add(&[TableId::Alerts]);
-        assert_eq!(t.q.enforce_limits(), 0);
-        assert_eq!(t.q.len(), 1);
-        assert_eq!(t.evictions(), 0);
-    }
-
-    #[test]
-    fn while_uploads_fail_the_lowest_priority_goes_first_and_alerts_last() {
-        let mut t = Setup::new(100);
-        let f = t.add(&[TableId::Alerts, TableId::Raw, TableId::Raw]);
-        let _ = t.q.start_upload();
-        t.q.upload_failed();
-        assert_eq!(t.q.enforce_limits(), 1);
-        let left: Vec<_> = t.q.files().cloned().collect();
-        assert_eq!(
-            left,
-            [f[0].clone(), f[2].clone()],
-            "the oldest raw file goes first"
-        );
-    }
-
-    #[test]
-    fn the_file_in_flight_is_never_evicted() {
-        let mut t = Setup::new(0);
-        let a = t.add(&[TableId::Alerts]).remove(0);
-        t.q.upload_failed();
-        let f = t.q.start_upload().unwrap();
-        assert_eq!(t.q.enforce_limits(), 0);
-        assert_eq!(f, a);
-        assert!(a.path.exists());
-    }
-
-    #[test]
-    fn making_room_deletes_only_tables_of_lower_priority() {
-        let mut t = Setup::new(u64::MAX);
-        let f = t.add(&[TableId::Alerts, TableId::WindowsWearable, TableId::Raw]);
-        // No disk is this large: every lower-priority file goes, and no more.
-        assert!(!t.q.make_room(TableId::WindowsWearable, u64::MAX / 2));
-        let left: Vec<_> = t.q.files().cloned().collect();
-        assert_eq!(left, f[..2]);
-        assert!(!f[2].path.exists());
-    }
-}
+mod tests;

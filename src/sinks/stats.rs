@@ -31,4 +31,11 @@ pub struct UploadStats {
     pub lost_rows: [AtomicU64; crate::tables::TableId::ALL.len()],
     /// Spool files that vanished before upload (removed by hand).
     pub vanished_files: AtomicU64,
+    /// Files set aside after failing while the store took others (a gauge).
+    pub stuck_files: AtomicU64,
+    /// Uploads whose key the store already held with other bytes (the file
+    /// was numbered anew; nothing was overwritten).
+    pub upload_conflicts: AtomicU64,
+    /// Sequence counter files found unreadable or damaged at start-up.
+    pub seq_counter_failures: AtomicU64,
 }

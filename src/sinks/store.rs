@@ -7,22 +7,31 @@
 //! `output.upload_timeout`); longer outages are the uploader's business, with
 //! its own backoff, so one stuck request never holds the spool hostage.
 //!
-//! This file is the [`Store`] every backend is used through; each cloud's
-//! settings are in a module of their own.
+//! Uploads are create-only (`PutMode::Create`: a hard link on a local
+//! folder, `If-None-Match: *` on S3 and Azure, a generation precondition on
+//! GCS): an object already in the store is never replaced. A local folder
+//! is written with fsync (file, then each folder whose entries changed), so
+//! an upload that returned survives a power cut.
+//!
+//! This file is the [`Store`] every backend is used through; the
+//! create-only write is in `create`; each cloud's settings are in a module
+//! of their own.
 
 mod azure;
 mod client;
+mod create;
 mod error;
 mod gcs;
 mod s3;
 
+pub use create::Put;
 pub use error::StoreError;
 
 use crate::config::{Config, OutputSection};
 use error::config_error;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,10 +80,12 @@ impl Store {
         })
     }
 
-    /// A store in a local folder (created if missing).
+    /// A store in a local folder (created if missing), written with fsync.
     pub fn local(root: PathBuf) -> Result<Store, std::io::Error> {
         std::fs::create_dir_all(&root)?;
-        let fs = LocalFileSystem::new_with_prefix(&root).map_err(std::io::Error::other)?;
+        let fs = LocalFileSystem::new_with_prefix(&root)
+            .map_err(std::io::Error::other)?
+            .with_fsync(true);
         Ok(Store {
             url: format!("file://{}", root.display()),
             inner: Arc::new(fs),
@@ -96,15 +107,17 @@ impl Store {
         }
     }
 
-    /// Writes `bytes` at `key`: a complete object or nothing (cloud stores
-    /// publish an object only when the PUT completes; the local store writes
-    /// a temporary file and renames it). Writing the same key twice with the
-    /// same bytes is harmless: re-uploads after a crash are idempotent.
-    pub async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+    /// Writes `bytes` at `key` unless an object already has that key: a
+    /// complete object or nothing (cloud stores publish an object only when
+    /// the PUT completes; the local store writes a temporary file, fsyncs it
+    /// and links it into place). An object already there with the same
+    /// bytes (an upload repeated after a crash) is [`Put::AlreadyThere`];
+    /// with other bytes it is left alone and [`Put::Conflict`] is returned.
+    pub async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<Put, StoreError> {
         let path = self.path(key);
-        let put = self.inner.put(&path, PutPayload::from(bytes));
+        let put = create::put_new(self.inner.as_ref(), &path, bytes::Bytes::from(bytes));
         match tokio::time::timeout(self.timeout, put).await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(source)) => Err(StoreError::put(&self.url, key, source)),
             Err(_) => Err(StoreError::Timeout {
                 url: self.url.clone(),
@@ -140,6 +153,24 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// The highest sequence number of `gateway_id` among the keys under
+    /// `prefix` (`{table}/venue_id={venue}/`); errors are reported for `key`.
+    pub async fn highest_seq_under(
+        &self,
+        prefix: &str,
+        gateway_id: &str,
+        key: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        let keys = self
+            .list(prefix)
+            .await
+            .map_err(|e| StoreError::put(&self.url, key, e))?;
+        Ok(keys
+            .iter()
+            .filter_map(|k| super::spool::seq_of(k.rsplit('/').next().unwrap_or(""), gateway_id))
+            .max())
     }
 
     /// Reads an object back (tests and tools).

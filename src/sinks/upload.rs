@@ -4,36 +4,76 @@
 //! jitter, capped at [`MAX_BACKOFF`]; permanent ones (credentials, a missing
 //! bucket) are logged at ERROR and retried every `output.permanent_retry`.
 //!
+//! One file that fails does not hold up the others: it is set aside and
+//! retried on its own backoff while the next file is tried at once. The
+//! store counts as failing (an outage: backoff for the whole queue, and the
+//! spool's ceilings enforced) when two different files fail with no success
+//! in between, or on a permanent error.
+//!
+//! Uploads are create-only. A key the store already holds with the same
+//! bytes counts as uploaded; with other bytes (a spool whose counter was
+//! lost) the file is numbered anew after the store's highest number, and
+//! the conflict counted and logged.
+//!
 //! The files waiting and the spool's ceilings live in
-//! [`super::spool_queue::SpoolQueue`], shared with the encoder; the
-//! uploader enforces the ceilings while uploads fail.
+//! [`super::spool_queue::SpoolQueue`], shared with the encoder.
+
+mod sequence;
+
+pub use sequence::continue_store_sequence;
 
 use super::outage::OutageLog;
-use super::spool::SpooledFile;
-pub use super::spool_queue::{free_disk, SpoolLimits};
+use super::spool::{Numbering, SpooledFile};
+pub use super::spool_queue::{free_disk, SpoolLimits, MAX_BACKOFF, MIN_BACKOFF};
 use super::spool_queue::{lock, SharedQueue, SpoolQueue};
-use super::store::Store;
+use super::store::{Put, Store, StoreError};
 use crate::sinks::UploadStats;
+use crate::util::log_limit::LogLimiter;
 use crate::util::rng::Rng;
 use crate::util::time::now_micros;
+use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// First retry delay.
-pub const MIN_BACKOFF: Duration = Duration::from_millis(500);
-/// Longest retry delay.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How often a file set aside, or a key conflict, is logged at most (the
+/// next line says how many were not).
+const LOG_EVERY_MICROS: i64 = 60_000_000;
+
+/// What one upload attempt did.
+#[derive(Debug)]
+pub enum Attempt {
+    /// Nothing waits.
+    Idle,
+    /// Files wait, each set aside after failing; the first is due then.
+    Waiting(Instant),
+    /// A file left the queue (uploaded, already in the store, or vanished),
+    /// or was numbered anew after a key conflict.
+    Done,
+    /// The file failed while the store may work: it is set aside and the
+    /// next file is tried; `failures` in a row of this file.
+    SetAside {
+        /// Why it failed.
+        error: StoreError,
+        /// Its failures in a row.
+        failures: u32,
+    },
+}
 
 /// Uploads spooled files.
 pub struct Uploader {
     store: Store,
     stats: Arc<UploadStats>,
     queue: SharedQueue,
+    numbering: Numbering,
     permanent_retry: Duration,
     failures_in_row: u32,
+    /// Files that failed since the last success: two mean the store fails.
+    failed_since_success: BTreeSet<String>,
+    aside_log: LogLimiter,
+    conflict_log: LogLimiter,
     rng: Rng,
 }
 
@@ -44,20 +84,31 @@ impl Uploader {
         stats: Arc<UploadStats>,
         pending: Vec<SpooledFile>,
         limits: SpoolLimits,
+        numbering: Numbering,
     ) -> Uploader {
         let queue = SpoolQueue::new(pending, limits, stats.clone()).shared();
-        Uploader::with_queue(store, stats, queue)
+        Uploader::with_queue(store, stats, queue, numbering)
     }
 
-    /// An uploader of a queue it shares with the encoder.
-    pub fn with_queue(store: Store, stats: Arc<UploadStats>, queue: SharedQueue) -> Uploader {
+    /// An uploader of a queue it shares with the encoder, numbering files
+    /// anew (after a key conflict) with the spool's `numbering`.
+    pub fn with_queue(
+        store: Store,
+        stats: Arc<UploadStats>,
+        queue: SharedQueue,
+        numbering: Numbering,
+    ) -> Uploader {
         let permanent_retry = lock(&queue).limits().permanent_retry;
         Uploader {
             store,
             stats,
             queue,
+            numbering,
             permanent_retry,
             failures_in_row: 0,
+            failed_since_success: BTreeSet::new(),
+            aside_log: LogLimiter::new(LOG_EVERY_MICROS),
+            conflict_log: LogLimiter::new(LOG_EVERY_MICROS),
             rng: Rng::new(now_micros() as u64),
         }
     }
@@ -67,10 +118,13 @@ impl Uploader {
         lock(&self.queue).len()
     }
 
-    /// Uploads the first file in the queue. `Ok(false)` when the queue is empty.
-    pub async fn upload_one(&mut self) -> Result<bool, super::store::StoreError> {
-        let Some(f) = lock(&self.queue).start_upload() else {
-            return Ok(false);
+    /// Uploads the next file (the first not set aside). `Err` when the
+    /// store is failing (an outage): the caller backs off.
+    pub async fn upload_one(&mut self) -> Result<Attempt, StoreError> {
+        let next = lock(&self.queue).start_upload();
+        let Some(f) = next else {
+            let q = lock(&self.queue);
+            return Ok(q.next_due().map_or(Attempt::Idle, Attempt::Waiting));
         };
         let bytes = match tokio::fs::read(&f.path).await {
             Ok(b) => b,
@@ -79,32 +133,86 @@ impl Uploader {
                 self.stats.vanished_files.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(path = %f.path.display(), error = %e, "Spool file vanished before upload; it is lost.");
                 lock(&self.queue).vanished(&f);
-                return Ok(true);
+                return Ok(Attempt::Done);
             }
         };
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         match self.store.put(&f.key, bytes).await {
-            Ok(()) => {
-                lock(&self.queue).uploaded(&f);
-                let s = &self.stats;
-                s.uploaded_files.fetch_add(1, Ordering::Relaxed);
-                s.uploaded_bytes.fetch_add(f.size, Ordering::Relaxed);
-                s.last_upload_at.store(now_micros(), Ordering::Relaxed);
+            Ok(Put::Created) => {
                 tracing::debug!(key = %f.key, bytes = f.size, ms = started.elapsed().as_millis() as u64, "Uploaded.");
-                self.failures_in_row = 0;
-                Ok(true)
+                self.succeeded(&f);
+                Ok(Attempt::Done)
             }
-            Err(e) => {
-                lock(&self.queue).upload_failed();
-                self.stats.upload_failures.fetch_add(1, Ordering::Relaxed);
-                self.failures_in_row += 1;
-                Err(e)
+            Ok(Put::AlreadyThere) => {
+                tracing::debug!(key = %f.key, "Already in the store with the same bytes (an upload repeated after a restart).");
+                self.succeeded(&f);
+                Ok(Attempt::Done)
+            }
+            Ok(Put::Conflict) => self.conflict(&f).await,
+            Err(e) => self.failed(&f, e),
+        }
+    }
+
+    /// The store has `f`.
+    fn succeeded(&mut self, f: &SpooledFile) {
+        let was_failing = lock(&self.queue).store_failing();
+        let stuck = lock(&self.queue).uploaded(f);
+        let s = &self.stats;
+        s.uploaded_files.fetch_add(1, Ordering::Relaxed);
+        s.uploaded_bytes.fetch_add(f.size, Ordering::Relaxed);
+        s.last_upload_at.store(now_micros(), Ordering::Relaxed);
+        self.failures_in_row = 0;
+        self.failed_since_success.clear();
+        if was_failing {
+            lock(&self.queue).retry_all();
+            return;
+        }
+        for (key, failures) in stuck {
+            if let Some(held) = self.aside_log.allow(now_micros()) {
+                tracing::error!(key = %key, failures, not_logged = held, "The store refuses this file while it takes others: it is retried on the side (backoff up to 60 s) and the queue goes on. Check the store's log for this key; pitchside_upload_stuck_files counts such files.");
             }
         }
     }
 
+    /// The store holds `f`'s key with other bytes: number `f` anew.
+    async fn conflict(&mut self, f: &SpooledFile) -> Result<Attempt, StoreError> {
+        self.stats.upload_conflicts.fetch_add(1, Ordering::Relaxed);
+        let renamed = match sequence::renumber(&self.store, &self.numbering, f).await {
+            Ok(r) => r,
+            Err(e) => return self.failed(f, e),
+        };
+        let Some(new) = renamed else {
+            let failures = lock(&self.queue).set_aside(f).0;
+            let error = StoreError::Conflict { key: f.key.clone() };
+            return Ok(Attempt::SetAside { error, failures });
+        };
+        if let Some(held) = self.conflict_log.allow(now_micros()) {
+            tracing::warn!(key = %f.key, new_key = %new.key, not_logged = held, "The store already holds a different object at this key (the spool's counter was lost or damaged): it is left alone and the file is uploaded under the next free number.");
+        }
+        lock(&self.queue).renamed(f, new);
+        Ok(Attempt::Done)
+    }
+
+    /// The upload of `f` failed with `e`: set aside, or the store is failing.
+    fn failed(&mut self, f: &SpooledFile, e: StoreError) -> Result<Attempt, StoreError> {
+        self.stats.upload_failures.fetch_add(1, Ordering::Relaxed);
+        self.failed_since_success.insert(f.key.clone());
+        let mut q = lock(&self.queue);
+        let (failures, retry_in) = q.set_aside(f);
+        if e.is_permanent() || q.store_failing() || self.failed_since_success.len() >= 2 {
+            q.upload_failed();
+            self.failures_in_row += 1;
+            return Err(e);
+        }
+        drop(q);
+        if let Some(held) = self.aside_log.allow(now_micros()) {
+            tracing::warn!(key = %f.key, error = %e, failures, retry_in_ms = retry_in.as_millis() as u64, not_logged = held, "Upload failed; the file is set aside and retried on the side while the next file is tried.");
+        }
+        Ok(Attempt::SetAside { error: e, failures })
+    }
+
     /// The delay before the next attempt after a failure.
-    pub fn delay_after(&mut self, e: &super::store::StoreError) -> Duration {
+    pub fn delay_after(&mut self, e: &StoreError) -> Duration {
         if e.is_permanent() {
             self.permanent_retry
         } else {
@@ -122,12 +230,21 @@ impl Uploader {
     }
 
     /// Uploads everything waiting; gives up after `attempts` consecutive
-    /// failures (files stay in the spool). Used by `replay` and at shutdown.
-    pub async fn drain(&mut self, attempts: u32) -> Result<(), super::store::StoreError> {
+    /// failures of the store, or of one file (files stay in the spool).
+    /// Used by `replay` and at shutdown.
+    pub async fn drain(&mut self, attempts: u32) -> Result<(), StoreError> {
         loop {
             match self.upload_one().await {
-                Ok(true) => {}
-                Ok(false) => return Ok(()),
+                Ok(Attempt::Done) => {}
+                Ok(Attempt::Idle) => return Ok(()),
+                Ok(Attempt::Waiting(due)) => {
+                    tokio::time::sleep_until(tokio::time::Instant::from_std(due)).await;
+                }
+                Ok(Attempt::SetAside { error, failures }) => {
+                    if failures >= attempts || error.is_permanent() {
+                        return Err(error);
+                    }
+                }
                 Err(e) if self.failures_in_row >= attempts || e.is_permanent() => return Err(e),
                 Err(e) => {
                     let d = self.backoff();
@@ -145,14 +262,18 @@ impl Uploader {
     /// upload what is left; the rest stays in the spool for the next start.
     pub async fn run(mut self, mut wake: mpsc::Receiver<()>, shutdown: CancellationToken) {
         let mut retry_at: Option<tokio::time::Instant> = None;
+        let mut due: Option<tokio::time::Instant> = None;
         let mut open = true;
         let mut outage = OutageLog::default();
         loop {
             lock(&self.queue).enforce_limits();
-            let ready = retry_at.is_none_or(|t| tokio::time::Instant::now() >= t);
+            let now = tokio::time::Instant::now();
+            let ready = retry_at.is_none_or(|t| now >= t) && due.is_none_or(|t| now >= t);
             if ready && self.waiting() > 0 {
+                due = None;
                 let failed = self.failures_in_row;
                 match self.upload_one().await {
+                    Ok(Attempt::Waiting(t)) => due = Some(tokio::time::Instant::from_std(t)),
                     Ok(_) => {
                         retry_at = None;
                         if self.failures_in_row == 0 {
@@ -165,18 +286,24 @@ impl Uploader {
                         retry_at = Some(tokio::time::Instant::now() + d);
                     }
                 }
-                continue;
+                if due.is_none() {
+                    continue;
+                }
             }
             if !open {
                 break;
             }
-            let sleep_until =
-                retry_at.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
+            let far = tokio::time::Instant::now() + Duration::from_secs(3600);
+            let sleep_until = retry_at.into_iter().chain(due).max().unwrap_or(far);
             tokio::select! {
-                w = wake.recv() => if w.is_none() { open = false },
+                w = wake.recv() => match w {
+                    None => open = false,
+                    // A new file may be uploaded at once, unless the store is failing.
+                    Some(()) => due = None,
+                },
                 _ = tokio::time::sleep_until(sleep_until) => {}
-                _ = shutdown.cancelled(), if retry_at.is_some() => {
-                    // Store unreachable and we are stopping: do not wait for it.
+                _ = shutdown.cancelled(), if retry_at.is_some() || due.is_some() => {
+                    // Store unreachable, or only refused files left, and we are stopping.
                     break;
                 }
             }
@@ -191,205 +318,5 @@ impl Uploader {
     }
 }
 
-/// When the spool has no sequence counters (new, or lost with an SD card),
-/// asks the store for the highest numbers this gateway already used and
-/// continues after them, so existing objects are never overwritten.
-pub async fn continue_store_sequence(
-    spool: &mut super::spool::Spool,
-    store: &Store,
-    config: &crate::config::Config,
-) -> Result<(), super::spool::SpoolError> {
-    let unknown = spool.unknown_seq_tables();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    match store
-        .highest_seqs(&config.venue.id, &config.venue.gateway_id, &unknown)
-        .await
-    {
-        Ok(found) => {
-            for &t in &unknown {
-                let next = found
-                    .iter()
-                    .find(|(x, _)| *x == t)
-                    .map_or(0, |(_, m)| m + 1);
-                if next > 0 {
-                    tracing::info!(
-                        table = t.name(),
-                        next_seq = next,
-                        "Spool had no counter; continuing after the files already in the store."
-                    );
-                }
-                spool.reserve_seq(t, next)?;
-            }
-        }
-        Err(e) => tracing::error!(
-            error = %e,
-            store = %store.url(),
-            "The spool has no sequence counters and the store cannot be listed: numbering starts from what the spool holds. If this gateway uploaded before with a spool that was since lost, objects may be overwritten."
-        ),
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-mod tests {
-    //! A model-based test of the spool's accounting: random sequences of
-    //! spooled files, uploads to a store that goes down and comes back,
-    //! ceiling enforcement and restarts, with the invariants checked after
-    //! every step against what is really on disk and in the store.
-    use super::*;
-    use crate::sinks::spool::Spool;
-    use crate::tables::TableId;
-    use proptest::prelude::*;
-    use std::path::Path;
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        Spool(usize, usize),
-        Upload,
-        StoreDown,
-        StoreUp,
-        Enforce,
-        Restart,
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            4 => (0..TableId::ALL.len(), 1..120usize).prop_map(|(t, n)| Op::Spool(t, n)),
-            4 => Just(Op::Upload),
-            1 => Just(Op::StoreDown),
-            1 => Just(Op::StoreUp),
-            2 => Just(Op::Enforce),
-            1 => Just(Op::Restart),
-        ]
-    }
-
-    fn count_files(dir: &Path) -> usize {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return 0;
-        };
-        rd.flatten()
-            .map(|e| {
-                let p = e.path();
-                if p.is_dir() {
-                    count_files(&p)
-                } else {
-                    1
-                }
-            })
-            .sum()
-    }
-
-    struct Harness {
-        root: std::path::PathBuf,
-        store_dir: std::path::PathBuf,
-        spool: Spool,
-        queue: SharedQueue,
-        uploader: Uploader,
-        stats: Arc<UploadStats>,
-        evicted_before: u64,
-    }
-
-    impl Harness {
-        fn open(root: &Path, evicted_before: u64) -> Harness {
-            let store_dir = root.join("store");
-            let spool = Spool::open(&root.join("spool"), "v", "g").unwrap();
-            let stats = Arc::new(UploadStats::default());
-            let limits = SpoolLimits {
-                max_bytes: 300,
-                ..SpoolLimits::unbounded(root.join("spool"))
-            };
-            let queue = SpoolQueue::new(spool.pending().unwrap(), limits, stats.clone()).shared();
-            let store = Store::local(store_dir.clone()).unwrap();
-            let uploader = Uploader::with_queue(store, stats.clone(), queue.clone());
-            Harness {
-                root: root.to_path_buf(),
-                store_dir,
-                spool,
-                queue,
-                uploader,
-                stats,
-                evicted_before,
-            }
-        }
-
-        fn evicted(&self) -> u64 {
-            self.evicted_before + self.stats.spool_evictions.load(Ordering::Relaxed)
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(48))]
-        #[test]
-        fn counted_bytes_always_equal_the_files_waiting_and_nothing_is_lost_uncounted(
-            ops in prop::collection::vec(op(), 1..80)
-        ) {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            let dir = tempfile::tempdir().unwrap();
-            std::fs::create_dir_all(dir.path().join("store")).unwrap();
-            let mut h = Harness::open(dir.path(), 0);
-            let mut spooled = 0u64;
-            let mut down = false;
-            for op in ops {
-                match op {
-                    Op::Spool(t, n) => {
-                        let f = h.spool.write(TableId::ALL[t], "2026-11-29", &vec![7u8; n]).unwrap();
-                        lock(&h.queue).insert_all([f]);
-                        spooled += 1;
-                    }
-                    Op::Upload => {
-                        let _ = rt.block_on(h.uploader.upload_one());
-                    }
-                    // Each table's folder in the store replaced by a file: every put fails.
-                    Op::StoreDown if !down => {
-                        std::fs::rename(&h.store_dir, h.root.join("store.away")).unwrap();
-                        std::fs::create_dir(&h.store_dir).unwrap();
-                        for t in TableId::ALL {
-                            std::fs::write(h.store_dir.join(t.name()), b"not a folder").unwrap();
-                        }
-                        down = true;
-                    }
-                    Op::StoreUp if down => {
-                        std::fs::remove_dir_all(&h.store_dir).unwrap();
-                        std::fs::rename(h.root.join("store.away"), &h.store_dir).unwrap();
-                        down = false;
-                    }
-                    Op::StoreDown | Op::StoreUp => {}
-                    Op::Enforce => {
-                        let before: Vec<SpooledFile> = lock(&h.queue).files().cloned().collect();
-                        lock(&h.queue).enforce_limits();
-                        let after: Vec<SpooledFile> = lock(&h.queue).files().cloned().collect();
-                        for gone in before.iter().filter(|f| !after.contains(f)) {
-                            for kept in &after {
-                                prop_assert!(kept.table <= gone.table,
-                                    "{} evicted while {} (lower priority) kept", gone.key, kept.key);
-                            }
-                        }
-                    }
-                    Op::Restart => {
-                        let evicted = h.evicted();
-                        drop(h);
-                        h = Harness::open(dir.path(), evicted);
-                    }
-                }
-                let on_disk = h.spool.pending().unwrap();
-                let q = lock(&h.queue);
-                prop_assert_eq!(q.bytes(), on_disk.iter().map(|f| f.size).sum::<u64>());
-                prop_assert_eq!(q.len(), on_disk.len());
-                prop_assert_eq!(h.stats.spool_bytes.load(Ordering::Relaxed), q.bytes());
-                prop_assert_eq!(h.stats.spool_files.load(Ordering::Relaxed), q.len() as u64);
-                let in_store = if down {
-                    count_files(&h.root.join("store.away"))
-                } else {
-                    count_files(&h.store_dir)
-                };
-                prop_assert_eq!(
-                    spooled,
-                    in_store as u64 + q.len() as u64 + h.evicted(),
-                    "every spooled file is in the store, waiting, or counted as evicted"
-                );
-            }
-        }
-    }
-}
+mod tests;

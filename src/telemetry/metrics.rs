@@ -3,6 +3,7 @@
 //! served in (dashboards and `pitchside status` read them by name, but a
 //! stable order keeps diffs of scrapes readable).
 
+use super::delivery::upload;
 use super::exposition::{Exposition, Kind};
 use super::{ConsoleStats, MetricsSnapshot};
 use crate::model::{RejectReason, SensorKind};
@@ -148,20 +149,6 @@ fn spool(o: &mut Exposition, s: &MetricsSnapshot) {
         "pitchside_spool_vanished_files_total",
         "Spool files gone from disk before upload (removed by hand); their rows are lost.",
         s.vanished_files_total,
-    );
-}
-
-/// The uploader's counters ([`crate::sinks::UploadStats`]).
-fn upload(o: &mut Exposition, s: &MetricsSnapshot) {
-    o.counter(
-        "pitchside_uploaded_files_total",
-        "Files uploaded to the store.",
-        s.uploaded_files_total,
-    );
-    o.counter(
-        "pitchside_upload_failures_total",
-        "Failed upload attempts.",
-        s.upload_failures_total,
     );
 }
 

@@ -8,6 +8,7 @@
 //! [`ConsoleStats`]).
 
 mod console_stats;
+mod delivery;
 mod devices;
 mod exposition;
 mod health;

@@ -32,6 +32,12 @@ pub struct MetricsSnapshot {
     pub lost_rows_total: [u64; TableId::ALL.len()],
     /// Spool files that vanished before upload.
     pub vanished_files_total: u64,
+    /// Uploads whose key the store held with other bytes (numbered anew).
+    pub upload_conflicts_total: u64,
+    /// Files set aside after failing while the store took others.
+    pub upload_stuck_files: u64,
+    /// Sequence counter files found damaged at start-up.
+    pub seq_counter_failures_total: u64,
     /// Serial and MQTT counters (live atomics).
     pub sources: Arc<SourceStats>,
     /// Alert-output counters (live atomics).

@@ -253,3 +253,61 @@ fn http_date() -> String {
         secs % 60
     )
 }
+
+/// A TCP relay (socat) from a free port on 127.0.0.1 to a server's port: an
+/// uplink that can be cut and restored while the server keeps its data
+/// (Azurite does not keep its containers over a restart). Down until
+/// [`Uplink::up`]; cut on drop.
+pub struct Uplink {
+    /// The port clients connect to.
+    pub port: u16,
+    to: u16,
+    child: Option<Child>,
+}
+
+impl Uplink {
+    /// A relay to `to`, not listening yet.
+    pub fn new(to: u16) -> Uplink {
+        Uplink {
+            port: free_port(),
+            to,
+            child: None,
+        }
+    }
+
+    /// Starts relaying.
+    pub fn up(&mut self) {
+        let child = Command::new("socat")
+            .arg(format!(
+                "TCP-LISTEN:{},bind=127.0.0.1,reuseaddr,fork",
+                self.port
+            ))
+            .arg(format!("TCP:127.0.0.1:{}", self.to))
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        assert!(wait_until(Duration::from_secs(10), || port_open(self.port)));
+    }
+
+    /// `c` with `server`'s endpoint replaced by this relay.
+    pub fn carry(&self, c: VenueConfig, server: &Server) -> VenueConfig {
+        let endpoint = format!("http://127.0.0.1:{}", self.port);
+        match server.kind {
+            Kind::Azurite => c.set_str(
+                "output.azure",
+                "endpoint",
+                format!("{endpoint}/{AZ_ACCOUNT}"),
+            ),
+            Kind::S3sFs | Kind::Moto => c.set_str("output.s3", "endpoint", endpoint),
+        }
+    }
+}
+
+impl Drop for Uplink {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

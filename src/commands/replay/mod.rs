@@ -16,7 +16,7 @@ use crate::commands::logging::init_logging;
 use crate::config::{self, Config};
 use crate::model::RejectReason;
 use crate::pipeline::Pipeline;
-use crate::sinks::spool::{max_seq_in_folder, Spool, SpooledFile};
+use crate::sinks::spool::{max_seq_in_folder, Numbering, Spool, SpooledFile};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
 use crate::sinks::writer::{row_group_limit, TableWriter};
@@ -151,7 +151,9 @@ pub async fn replay(
     pending_all.extend(tables.writer.spool().pending()?);
     pending_all.sort();
     pending_all.dedup();
-    let (uploaded_bytes, upload_seconds) = upload(config, &out, &tables.stats, pending_all).await?;
+    let numbering = tables.writer.spool().numbering();
+    let (uploaded_bytes, upload_seconds) =
+        upload(config, &out, &tables.stats, pending_all, numbering).await?;
     let commit_ms_per_file = tables.stats.commit_micros.load(Ordering::Relaxed) as f64
         / 1e3
         / (tables.files.max(1) as f64);
@@ -315,6 +317,7 @@ async fn upload(
     out: &Output,
     stats: &Arc<UploadStats>,
     pending: Vec<SpooledFile>,
+    numbering: Numbering,
 ) -> Result<(u64, f64), ReplayError> {
     let limits = if out.temporary_spool {
         SpoolLimits::unbounded(out.spool_root.clone())
@@ -326,7 +329,7 @@ async fn upload(
             permanent_retry: std::time::Duration::from_micros(config.output.permanent_retry as u64),
         }
     };
-    let mut uploader = Uploader::new(out.store.clone(), stats.clone(), pending, limits);
+    let mut uploader = Uploader::new(out.store.clone(), stats.clone(), pending, limits, numbering);
     let started = Instant::now();
     uploader.drain(5).await?;
     let seconds = started.elapsed().as_secs_f64();

@@ -28,7 +28,7 @@ use crate::config::Config;
 use crate::model::RawInput;
 use crate::mqtt::conn::BrokerSettings;
 use crate::sinks::alerts::{AlertPublisher, AlertSender, AlertSettings, AlertStats};
-use crate::sinks::spool::{Spool, SpooledFile};
+use crate::sinks::spool::{Numbering, Spool, SpooledFile};
 use crate::sinks::spool_queue::{SharedQueue, SpoolQueue};
 use crate::sinks::store::Store;
 use crate::sinks::upload::{SpoolLimits, Uploader};
@@ -86,12 +86,13 @@ pub async fn run_with(
         stats: Arc::new(UploadStats::default()),
         state_stats: Arc::new(StateStats::default()),
     };
+    (d.stats.seq_counter_failures).store(spool.unreadable_counters(), Ordering::Relaxed);
     serve_metrics(&config, &d).await?;
     let console =
         crate::console::start(&config, d.snapshot.clone(), &d.tracker, d.shutdown.clone()).await?;
     let input_rx = start_sources(&config, &d)?;
     let (alert_settings_tx, alert_out) = start_alerts(&config, &d)?;
-    let (queue, wake_tx) = start_uploader(&config, store.clone(), pending, &d);
+    let (queue, wake_tx) = start_uploader(&config, store.clone(), pending, spool.numbering(), &d);
     let checkpoint = read_checkpoint(&config, &d.state_stats);
     let (table_tx, encoder) =
         encoder::start(&config, spool, queue, wake_tx, &d.stats, &d.state_stats)
@@ -291,6 +292,7 @@ fn start_uploader(
     config: &Config,
     store: Store,
     pending: Vec<SpooledFile>,
+    numbering: Numbering,
     d: &Daemon,
 ) -> (SharedQueue, mpsc::Sender<()>) {
     // Finished files go into the queue the encoder shares with the uploader;
@@ -303,7 +305,7 @@ fn start_uploader(
         permanent_retry: Duration::from_micros(config.output.permanent_retry as u64),
     };
     let queue = SpoolQueue::new(pending, limits, d.stats.clone()).shared();
-    let uploader = Uploader::with_queue(store, d.stats.clone(), queue.clone());
+    let uploader = Uploader::with_queue(store, d.stats.clone(), queue.clone(), numbering);
     d.tracker.spawn(uploader.run(wake_rx, d.shutdown.clone()));
     (queue, wake_tx)
 }

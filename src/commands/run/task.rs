@@ -302,6 +302,9 @@ fn publish(
         g.spool_failing_since = s.spool_failing_since.load(Ordering::Relaxed);
         g.lost_rows_total = std::array::from_fn(|i| s.lost_rows[i].load(Ordering::Relaxed));
         g.vanished_files_total = s.vanished_files.load(Ordering::Relaxed);
+        g.upload_conflicts_total = s.upload_conflicts.load(Ordering::Relaxed);
+        g.upload_stuck_files = s.stuck_files.load(Ordering::Relaxed);
+        g.seq_counter_failures_total = s.seq_counter_failures.load(Ordering::Relaxed);
         g.journal_down_since = st.journal_down_since.load(Ordering::Relaxed);
         g.unjournaled_inputs_total = st.unjournaled_inputs.load(Ordering::Relaxed);
         g.journal_failures_total = st.journal_failures.load(Ordering::Relaxed);

@@ -97,12 +97,18 @@ pub(super) fn output_lines(m: &BTreeMap<String, f64>) -> String {
         v("pitchside_spool_bytes") / 1048576.0,
         v("pitchside_spool_evictions_total")
     );
+    let stuck = v("pitchside_upload_stuck_files");
     let _ = writeln!(
         o,
-        "upload      {} files, {} failures; last {}",
+        "upload      {} files, {} failures; last {}{}",
         v("pitchside_uploaded_files_total"),
         v("pitchside_upload_failures_total"),
-        when(v("pitchside_last_upload_seconds"))
+        when(v("pitchside_last_upload_seconds")),
+        if stuck > 0.0 {
+            format!("; {stuck} refused by the store, retried on the side (see the log)")
+        } else {
+            String::new()
+        }
     );
     o
 }

@@ -24,7 +24,8 @@ pub(super) fn commit_file(file: File, tmp: &Path, dest: &Path) -> Result<u64, Sp
 }
 
 /// Replaces the small file `path` with `text`: written next to it as
-/// `*.tmp`, fsynced, renamed over it.
+/// `*.tmp`, fsynced, renamed over it, and its folder fsynced (so the new
+/// name survives a power cut).
 pub(super) fn replace_file(path: &Path, text: &str) -> Result<(), SpoolError> {
     let tmp = path.with_extension("tmp");
     {
@@ -32,5 +33,10 @@ pub(super) fn replace_file(path: &Path, text: &str) -> Result<(), SpoolError> {
         f.write_all(text.as_bytes()).map_err(io("write", &tmp))?;
         f.sync_all().map_err(io("fsync", &tmp))?;
     }
-    fs::rename(&tmp, path).map_err(io("rename", path))
+    fs::rename(&tmp, path).map_err(io("rename", path))?;
+    // A counter's path is always inside `state/seq/`.
+    let dir = path.parent().unwrap_or(Path::new("."));
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io("fsync dir", dir))
 }

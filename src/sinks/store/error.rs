@@ -36,6 +36,13 @@ pub enum StoreError {
         /// The store's error.
         source: object_store::Error,
     },
+    /// The store holds the key with other bytes, and the spool file could
+    /// not be numbered anew (renamed). Transient: tried again later.
+    #[error("the store holds another object at {key} and the spool file could not be renamed to the next free number (check output.spool_dir's disk)")]
+    Conflict {
+        /// Object key.
+        key: String,
+    },
     /// An upload attempt took longer than `output.upload_timeout`.
     #[error("upload of {key} to {url} timed out after {secs} s")]
     Timeout {

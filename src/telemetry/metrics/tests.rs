@@ -70,6 +70,9 @@ sources_down gauge
 source_down_seconds gauge
 uploaded_files_total counter
 upload_failures_total counter
+upload_conflicts_total counter
+upload_stuck_files gauge
+seq_counter_failures_total counter
 journal_enabled gauge
 unjournaled_inputs_total counter
 journal_failures_total counter
