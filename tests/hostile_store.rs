@@ -155,6 +155,13 @@ fn corrupt_counter_and_store_down_at_start(kind: Kind) {
         6.0,
         Duration::from_secs(60),
     );
+    // The first raw file meets the replay's object when its turn comes,
+    // which may be after the other tables' first six files.
+    gw.wait_metric(
+        "pitchside_upload_conflicts_total",
+        1.0,
+        Duration::from_secs(60),
+    );
     let conflicts = gw.metric("pitchside_upload_conflicts_total");
     let log = gw.stop();
     let after = objects(&replay_cfg);
