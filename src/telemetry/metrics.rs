@@ -3,6 +3,7 @@
 //! served in (dashboards and `pitchside status` read them by name, but a
 //! stable order keeps diffs of scrapes readable).
 
+use super::endpoint::{EndpointStats, HttpStats, Server};
 use super::exposition::{Exposition, Kind};
 use super::{ConsoleStats, MetricsSnapshot};
 use crate::model::{RejectReason, SensorKind};
@@ -34,6 +35,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
     journal(&mut o, s);
     live_figures(&mut o, &s.sources, &s.alerts);
     serve(&mut o, &CONSOLE_FIGURES, &s.console);
+    http(&mut o, &s.http);
     progress(&mut o, &s.progress);
     o.into_text()
 }
@@ -222,13 +224,35 @@ const ALERT_FIGURES: [Figure<AlertStats>; 6] = [
 
 /// The live figures of the venue console, served after the alert output's.
 #[rustfmt::skip]
-const CONSOLE_FIGURES: [Figure<ConsoleStats>; 5] = [
+const CONSOLE_FIGURES: [Figure<ConsoleStats>; 7] = [
     ("pitchside_console_clients", Kind::Gauge, "Console event streams open now.", |c| &c.clients),
     ("pitchside_console_requests_total", Kind::Counter, "Console HTTP requests answered.", |c| &c.requests),
     ("pitchside_console_unauthorized_total", Kind::Counter, "Console requests refused for want of the token (401).", |c| &c.unauthorized),
     ("pitchside_console_clients_dropped_total", Kind::Counter, "Console event streams dropped because the client fell behind.", |c| &c.clients_dropped),
     ("pitchside_console_updates_dropped_total", Kind::Counter, "Alerts and device updates the console could not take (its inbox was full).", |c| &c.updates_dropped),
+    ("pitchside_console_states_replaced_total", Kind::Counter, "State events replaced, unsent, by a newer one (a slow console client).", |c| &c.states_replaced),
+    ("pitchside_console_bad_host_total", Kind::Counter, "Console requests refused with 421: a Host it does not serve without a token (console.allowed_hosts).", |c| &c.bad_host),
 ];
+
+/// The connection counters of both HTTP servers, one family each with a
+/// `server` label (`metrics`, `console`).
+#[rustfmt::skip]
+const HTTP_FIGURES: [Figure<EndpointStats>; 4] = [
+    ("pitchside_http_accept_errors_total", Kind::Counter, "Failed accepts (mostly: no descriptor left); the server paused before the next.", |e| &e.accept_errors),
+    ("pitchside_http_connections_refused_total", Kind::Counter, "Connections closed at once because the server held its most connections.", |e| &e.refused),
+    ("pitchside_http_heads_timed_out_total", Kind::Counter, "Connections closed without an answer: no whole request head within 5 s.", |e| &e.heads_timed_out),
+    ("pitchside_http_connections_evicted_total", Kind::Counter, "Connections still without a request head closed to make room for a newer one.", |e| &e.evicted),
+];
+
+fn http(o: &mut Exposition, s: &HttpStats) {
+    for (name, kind, help, counted_in) in HTTP_FIGURES {
+        o.family(name, kind, help);
+        for server in [Server::Metrics, Server::Console] {
+            let v = counted_in(s.of(server)).load(Ordering::Relaxed);
+            o.sample(name, &[("server", server.name())], v);
+        }
+    }
+}
 
 fn live_figures(o: &mut Exposition, s: &SourceStats, a: &AlertStats) {
     serve(o, &SOURCE_FIGURES, s);
@@ -294,102 +318,4 @@ fn progress(o: &mut Exposition, p: &ProgressRow) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::SensorKind::Wearable;
-    use crate::telemetry::parse_metrics;
-
-    #[test]
-    fn unknown_fields_conflicts_and_clock_state_are_exposed_with_escaped_labels() {
-        let mut s = MetricsSnapshot::default();
-        let u = &mut s.counters.unknown_fields;
-        u.note(Wearable, "accel");
-        u.note(Wearable, "accel");
-        u.note(Wearable, "we\"ird\\name\n");
-        s.counters.duplicate_conflicts = 4;
-        s.counters.clock_unsynced_events = 9;
-        s.counters.clock_unsynchronized = true;
-        let text = render(&s);
-        let m = parse_metrics(&text);
-        assert_eq!(
-            m["pitchside_unknown_fields_total{sensor=\"wearable\",field=\"accel\"}"],
-            2.0
-        );
-        assert!(
-            text.contains("{sensor=\"wearable\",field=\"we\\\"ird\\\\name\\n\"} 1\n"),
-            "{text}"
-        );
-        assert_eq!(m["pitchside_duplicate_conflicts_total"], 4.0);
-        assert_eq!(m["pitchside_clock_unsynced_events_total"], 9.0);
-        assert_eq!(m["pitchside_clock_synchronized"], 0.0);
-        s.counters.clock_unsynchronized = false;
-        let m = parse_metrics(&render(&s));
-        assert_eq!(m["pitchside_clock_synchronized"], 1.0);
-    }
-
-    #[test]
-    fn families_are_served_in_their_documented_order() {
-        let text = render(&MetricsSnapshot::default());
-        let types: Vec<&str> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("# TYPE pitchside_"))
-            .collect();
-        assert_eq!(
-            types.join("\n"),
-            "build_info gauge
-input_rows_total counter
-readings_total counter
-rejected_rows_total counter
-late_rows_total counter
-duplicate_rows_total counter
-duplicate_conflicts_total counter
-unknown_fields_total counter
-clock_unsynced_events_total counter
-clock_synchronized gauge
-alerts_total counter
-fatigue_alerts_total counter
-evictions_total counter
-window_drops_total counter
-device_events_total counter
-device_evictions_total counter
-devices gauge
-devices_silent gauge
-health_paused gauge
-files_written_total counter
-spool_evictions_total counter
-lost_rows_total counter
-spool_vanished_files_total counter
-checkpoint_failures_total counter
-sources_down gauge
-source_down_seconds gauge
-uploaded_files_total counter
-upload_failures_total counter
-journal_enabled gauge
-unjournaled_inputs_total counter
-journal_failures_total counter
-serial_disconnects_total counter
-serial_dropped_lines_total counter
-mqtt_messages_total counter
-mqtt_disconnects_total counter
-mqtt_dropped_messages_total counter
-alerts_published_total counter
-alerts_dropped_total counter
-alerts_disconnects_total counter
-alerts_queued gauge
-notify_suppressed_total counter
-notify_evictions_total counter
-console_clients gauge
-console_requests_total counter
-console_unauthorized_total counter
-console_clients_dropped_total counter
-console_updates_dropped_total counter
-input_rows_per_second gauge
-state_keys gauge
-state_bytes gauge
-open_windows gauge
-spool_files gauge
-spool_bytes gauge
-watermark_seconds gauge"
-        );
-    }
-}
+mod tests;

@@ -9,6 +9,7 @@
 
 mod console_stats;
 mod devices;
+pub mod endpoint;
 mod exposition;
 mod health;
 mod http;
@@ -18,6 +19,7 @@ mod snapshot;
 pub mod systemd;
 
 pub use console_stats::ConsoleStats;
+pub use endpoint::HttpStats;
 pub use exposition::parse_metrics;
 pub use health::health;
 pub use http::{read_head, serve, RequestHead, MAX_REQUEST_HEAD, REQUEST_TIMEOUT};
