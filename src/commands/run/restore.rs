@@ -56,7 +56,9 @@ fn replay_one(p: &mut Pipeline, input: &crate::model::RawInput) {
     use crate::console::journal::{journaled, Journaled};
     match journaled(input) {
         Journaled::Input => p.process(input, input.received_at),
-        Journaled::Ack(a) => p.ack(&a),
+        Journaled::Ack(a) => {
+            p.ack(&a);
+        }
         Journaled::Broken => {
             tracing::warn!("A console ack in the journal cannot be read; skipped.")
         }
