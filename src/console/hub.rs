@@ -45,6 +45,7 @@ pub struct Hub {
     /// What `/metrics` shows, for the gateway part of the doc.
     snapshot: Arc<Mutex<MetricsSnapshot>>,
     drop_log: LogLimiter,
+    replace_log: LogLimiter,
 }
 
 /// The hub, shared.
@@ -68,6 +69,7 @@ impl Hub {
             stats,
             snapshot,
             drop_log: LogLimiter::new(10_000_000),
+            replace_log: LogLimiter::new(10_000_000),
         }
     }
 
@@ -144,9 +146,15 @@ impl Hub {
                 }
             }
         });
-        self.stats
-            .states_replaced
-            .fetch_add(replaced, std::sync::atomic::Ordering::Relaxed);
+        if replaced > 0 {
+            self.stats
+                .states_replaced
+                .fetch_add(replaced, std::sync::atomic::Ordering::Relaxed);
+            if let Some(held_back) = self.replace_log.allow(now) {
+                tracing::debug!(replaced, held_back,
+                    "Console state event replaced, unsent, by a newer one: a client reads slowly (counted in pitchside_console_states_replaced_total).");
+            }
+        }
         for (peer, why) in dropped {
             ConsoleStats::inc(&self.stats.clients_dropped);
             if let Some(held_back) = self.drop_log.allow(now) {

@@ -7,7 +7,7 @@ use super::auth::{host_allowed, Token, COOKIE_NAME};
 use super::doc::ack_json;
 use super::feed::Command;
 use super::hub::SharedHub;
-use super::slots::Slot;
+use super::slots::{Handle, Slot};
 use super::url::{percent_decode, query_param};
 use crate::telemetry::ConsoleStats;
 use crate::util::time::now_micros;
@@ -59,7 +59,7 @@ pub struct Conn {
     /// Cancelled to close the connection (a dropped event stream, an eviction).
     pub kick: CancellationToken,
     /// Its connection slot, freed when it becomes an event stream.
-    pub slot: Slot<CancellationToken>,
+    pub slot: Slot<Handle>,
 }
 
 /// Answers one request.

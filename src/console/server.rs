@@ -6,9 +6,9 @@
 //! is evicted, its event stream is dropped or the gateway stops.
 
 use super::routes::{handle, App, Conn};
-use super::slots::{SharedSlots, Slot, Slots, PER_IP_CONNECTIONS};
+use super::slots::{Handle, SharedSlots, Slot, Slots, PER_IP_CONNECTIONS};
 use crate::telemetry::endpoint::{
-    connection_budget, inc, open_files_limit, Acceptor, Server, METRICS_CONNECTIONS,
+    connection_budget, open_files_limit, Acceptor, Closed, Server, METRICS_CONNECTIONS,
 };
 use crate::telemetry::{HttpStats, MAX_REQUEST_HEAD, REQUEST_TIMEOUT};
 use crate::util::time::now_micros;
@@ -48,8 +48,7 @@ pub async fn serve(
     }
     // Event streams leave their slot (they count against max_clients).
     let cap = budget.saturating_sub(max_clients).max(4);
-    let slots: SharedSlots<CancellationToken> =
-        Arc::new(Mutex::new(Slots::new(cap, PER_IP_CONNECTIONS)));
+    let slots: SharedSlots<Handle> = Arc::new(Mutex::new(Slots::new(cap, PER_IP_CONNECTIONS)));
     let mut acceptor = Acceptor::new(listener, Server::Console, http.clone());
     loop {
         let (sock, peer) = tokio::select! {
@@ -58,14 +57,14 @@ pub async fn serve(
         };
         let kick = CancellationToken::new();
         let admitted = match slots.lock() {
-            Ok(mut s) => s.admit(peer.ip(), now_micros(), kick.clone()),
+            Ok(mut s) => s.admit(peer.ip(), now_micros(), (kick.clone(), peer)),
             Err(_) => return,
         };
         let id = match admitted {
             Ok((id, evicted)) => {
-                if let Some(old) = evicted {
+                if let Some((old, old_peer)) = evicted {
                     old.cancel();
-                    inc(&http.console.evicted);
+                    http.closed(Server::Console, Closed::Evicted, old_peer);
                 }
                 id
             }
@@ -110,10 +109,7 @@ async fn connection(
             match handshake {
                 Ok(Ok(s)) => http(s, app, conn, stats, shutdown).await,
                 Ok(Err(e)) => tracing::debug!(%peer, error = %e, "Console TLS handshake failed."),
-                Err(_) => {
-                    inc(&stats.console.heads_timed_out);
-                    tracing::debug!(%peer, "Console TLS handshake too slow.");
-                }
+                Err(_) => stats.closed(Server::Console, Closed::HeadTimedOut, peer),
             }
         }
     }
@@ -127,7 +123,7 @@ async fn http<I>(io: I, app: Arc<App>, conn: Conn, stats: &HttpStats, shutdown: 
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let kick = conn.kick.clone();
+    let (kick, peer) = (conn.kick.clone(), conn.peer);
     let service = service_fn(move |req| {
         let (app, conn) = (app.clone(), conn.clone());
         async move {
@@ -145,7 +141,7 @@ where
     tokio::select! {
         r = served => {
             if r.is_err_and(|e| e.is_timeout()) {
-                inc(&stats.console.heads_timed_out);
+                stats.closed(Server::Console, Closed::HeadTimedOut, peer);
             }
         }
         _ = kick.cancelled() => {}

@@ -12,6 +12,9 @@ use crate::model::Micros;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+/// What closes a connection, and whose it is (the server's `K`).
+pub type Handle = (tokio_util::sync::CancellationToken, std::net::SocketAddr);
+
 /// Slots one client address may hold at most (its event streams aside).
 pub const PER_IP_CONNECTIONS: usize = 16;
 

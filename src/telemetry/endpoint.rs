@@ -81,6 +81,48 @@ pub fn inc(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
+/// One line per [`LOG_PERIOD`] for connections closed without an answer.
+static CLOSED_LOG: std::sync::Mutex<LogLimiter> =
+    std::sync::Mutex::new(LogLimiter::new(LOG_PERIOD));
+
+/// How a connection was closed without an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closed {
+    /// No whole request head in time.
+    HeadTimedOut,
+    /// Still without a request head when a newer connection needed its slot.
+    Evicted,
+}
+
+impl HttpStats {
+    /// Counts a connection of `server` closed without an answer, and logs
+    /// it (both servers, both kinds) at most once per [`LOG_PERIOD`].
+    pub fn closed(&self, server: Server, how: Closed, peer: std::net::SocketAddr) {
+        let stats = self.of(server);
+        let (counter, why, family) = match how {
+            Closed::HeadTimedOut => (
+                &stats.heads_timed_out,
+                "no whole request head within 5 s",
+                "pitchside_http_heads_timed_out_total",
+            ),
+            Closed::Evicted => (
+                &stats.evicted,
+                "still silent when a newer connection needed its slot",
+                "pitchside_http_connections_evicted_total",
+            ),
+        };
+        inc(counter);
+        let allowed = CLOSED_LOG
+            .lock()
+            .ok()
+            .and_then(|mut l| l.allow(now_micros()));
+        if let Some(held_back) = allowed {
+            tracing::info!(server = server.name(), %peer, why, family, held_back,
+                "HTTP connection closed without an answer (counted).");
+        }
+    }
+}
+
 /// The soft `Max open files` of `/proc/self/limits` text; `None` when
 /// unlimited or absent.
 pub fn parse_open_files_limit(limits: &str) -> Option<u64> {

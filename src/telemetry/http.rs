@@ -2,7 +2,7 @@
 //! `GET /healthz`. A tiny HTTP/1.1 responder, one request per connection.
 
 use super::endpoint::{
-    connection_budget, inc, open_files_limit, Acceptor, HttpStats, Server, METRICS_CONNECTIONS,
+    connection_budget, open_files_limit, Acceptor, Closed, HttpStats, Server, METRICS_CONNECTIONS,
 };
 use super::{health, render, MetricsSnapshot};
 use std::sync::{Arc, Mutex};
@@ -78,19 +78,24 @@ pub async fn serve(
         };
         let (snapshot, stats) = (snapshot.clone(), stats.clone());
         tokio::spawn(async move {
-            answer(sock, &snapshot, &stats).await;
+            answer(sock, peer, &snapshot, &stats).await;
             drop(slot);
         });
     }
 }
 
 /// Reads one request head (within [`REQUEST_TIMEOUT`]) and answers it.
-async fn answer(mut sock: TcpStream, snapshot: &Mutex<MetricsSnapshot>, stats: &HttpStats) {
+async fn answer(
+    mut sock: TcpStream,
+    peer: std::net::SocketAddr,
+    snapshot: &Mutex<MetricsSnapshot>,
+    stats: &HttpStats,
+) {
     let head =
         match tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut sock, MAX_REQUEST_HEAD)).await {
             Ok(h) => h,
             Err(_) => {
-                inc(&stats.metrics.heads_timed_out);
+                stats.closed(Server::Metrics, Closed::HeadTimedOut, peer);
                 return;
             }
         };
