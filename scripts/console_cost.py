@@ -77,7 +77,7 @@ def stalled(port, stop):
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(("127.0.0.1", port))
-    s.sendall(b"GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.sendall(b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     stop.wait()
     s.close()
 
@@ -86,7 +86,7 @@ def console(port, stop, counts, i):
     """One browser tab: the state, then the event stream, read until stop."""
     urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10).read()
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    s.sendall(b"GET /api/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+    s.sendall(b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
     s.settimeout(2)
     while not stop.is_set():
         try:

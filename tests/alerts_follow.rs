@@ -75,7 +75,7 @@ fn ack(port: u16, alert_id: &str, body: &str) -> String {
     let path = format!("/api/alerts/{}/ack", alert_id.replace('/', "%2F"));
     write!(
         s,
-        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )

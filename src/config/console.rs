@@ -19,6 +19,16 @@ pub struct ConsoleSection {
     pub token_file: Option<PathBuf>,
     /// Open event streams at most (default 16); more are refused with 503.
     pub max_clients: u32,
+    /// Bytes of alert, ack and health events queued for one event stream at
+    /// most (default "1MiB"); one more and the stream is dropped (its page
+    /// reconnects). The `state` event is not queued: a newer one replaces
+    /// the one not yet sent.
+    pub client_queue_bytes: String,
+    /// Host names (without port) the console answers to without a token,
+    /// besides `localhost`, `127.0.0.1` and `[::1]` (default none): the
+    /// names operators type to reach it (e.g. through a tunnel or a local
+    /// DNS name). Any other `Host` gets 421 (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
     /// `{ cert, key }`: PEM files; present means HTTPS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<ConsoleTls>,
@@ -40,6 +50,8 @@ impl Default for ConsoleSection {
             listen: "127.0.0.1:8080".into(),
             token_file: None,
             max_clients: 16,
+            client_queue_bytes: "1MiB".into(),
+            allowed_hosts: Vec::new(),
             tls: None,
         }
     }
@@ -52,6 +64,8 @@ pub(super) const KEYS: &[Key] = &[
     k("listen", Ty::Text),
     k("token_file", Ty::Text),
     k("max_clients", U32),
+    k("client_queue_bytes", Ty::Size),
+    k("allowed_hosts", Ty::TextList),
     k("tls", Ty::Table(TLS_KEYS)),
 ];
 
@@ -64,6 +78,10 @@ pub struct ConsoleConfig {
     pub token_file: Option<PathBuf>,
     /// Open event streams at most.
     pub max_clients: usize,
+    /// Queued event bytes per stream at most.
+    pub client_queue_bytes: usize,
+    /// Host names served without a token besides loopback ones, lower case.
+    pub allowed_hosts: Vec<String>,
     /// HTTPS certificate and key.
     pub tls: Option<ConsoleTls>,
 }
@@ -104,10 +122,31 @@ impl ConsoleSection {
         p.check((1..=1024).contains(&self.max_clients), || {
             format!("console.max_clients: {} must be 1-1024", self.max_clients)
         });
+        let queue = p.size(
+            "console.client_queue_bytes",
+            &self.client_queue_bytes,
+            64 * 1024,
+        );
+        for h in &self.allowed_hosts {
+            let ok = !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
+            p.check(ok, || {
+                format!(
+                    "console.allowed_hosts: {h:?} must be a host name or IPv4 address without port or scheme, e.g. \"pitchside.venue.lan\""
+                )
+            });
+        }
         p.finish(ConsoleConfig {
             listen: (!self.listen.is_empty()).then(|| self.listen.clone()),
             token_file: self.token_file.clone(),
             max_clients: self.max_clients as usize,
+            client_queue_bytes: usize::try_from(queue).unwrap_or(usize::MAX),
+            allowed_hosts: self
+                .allowed_hosts
+                .iter()
+                .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+                .collect(),
             tls: self.tls.clone(),
         })
     }
@@ -146,5 +185,31 @@ mod tests {
             ..ConsoleSection::default()
         };
         assert!(off.validate().unwrap().listen.is_none());
+    }
+
+    #[test]
+    fn allowed_hosts_are_plain_names_and_the_queue_has_a_floor() {
+        let s = ConsoleSection {
+            allowed_hosts: vec!["Pitchside.Venue.LAN".into(), "10.0.0.7".into()],
+            ..ConsoleSection::default()
+        };
+        let c = s.validate().unwrap();
+        assert_eq!(c.allowed_hosts, ["pitchside.venue.lan", "10.0.0.7"]);
+        assert_eq!(c.client_queue_bytes, 1 << 20);
+        let s = ConsoleSection {
+            allowed_hosts: vec!["http://x.lan:8080".into()],
+            client_queue_bytes: "1KiB".into(),
+            ..ConsoleSection::default()
+        };
+        let e = s.validate().unwrap_err();
+        assert!(
+            e.iter().any(|m| m.starts_with("console.allowed_hosts:")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|m| m.starts_with("console.client_queue_bytes:")),
+            "{e:?}"
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! `Authorization: Bearer {token}` or in the `pitchside_token` cookie that
 //! `GET /?token=` sets.
 
-use hyper::header::{HeaderMap, AUTHORIZATION, COOKIE};
+use crate::config::console::is_loopback;
+use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION, COOKIE};
 use std::path::Path;
 
 /// Shortest token accepted.
@@ -107,10 +108,64 @@ impl Token {
     }
 }
 
+/// Checks a request's `Host` for a console without a token: a loopback
+/// name (`localhost`, `127.0.0.1`, `[::1]`) on any port (an `ssh -L`
+/// tunnel may use any), or one of `allowed` (lower case). Anything else,
+/// a missing `Host` included, is `Err` with the name seen: a hostile page
+/// whose own name was made to point at 127.0.0.1 (DNS rebinding) sends its
+/// own name.
+pub fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> Result<(), String> {
+    let seen = host.and_then(|h| h.to_str().ok()).unwrap_or("").trim();
+    let name = match seen.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => seen
+            .rsplit_once(':')
+            .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(seen, |(name, _)| name),
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    let ok = !name.is_empty() && (is_loopback(&name) || allowed.contains(&name));
+    if ok {
+        Ok(())
+    } else {
+        Err(seen.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hyper::header::HeaderValue;
+
+    #[test]
+    fn only_loopback_and_allowed_host_names_are_served_without_a_token() {
+        let allowed = vec!["pitchside.venue.lan".to_string()];
+        let check = |h: &str| host_allowed(Some(&HeaderValue::from_str(h).unwrap()), &allowed);
+        for ok in [
+            "localhost",
+            "localhost:9000",
+            "LOCALHOST:8080",
+            "127.0.0.1:8080",
+            "127.0.0.5",
+            "[::1]:8080",
+            "[::1]",
+            "localhost.:80",
+            "pitchside.venue.lan:8080",
+            "Pitchside.Venue.Lan",
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "rebind.example:9000",
+            "localhost.rebind.example",
+            "127.0.0.1.nip.io:8080",
+            "192.168.1.5:8080",
+            "",
+            ":8080",
+        ] {
+            assert_eq!(check(bad), Err(bad.to_string()), "{bad}");
+        }
+        assert_eq!(host_allowed(None, &allowed), Err(String::new()));
+    }
 
     fn token() -> Token {
         Token::new("0123456789abcdef0123", "t").unwrap()

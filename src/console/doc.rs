@@ -104,13 +104,17 @@ impl Doc {
         });
     }
 
-    /// Records an ack (of an alert in the feed or not: it may be older).
-    pub fn ack(&mut self, a: &AckRecord) {
+    /// Records an ack (of an alert in the feed or not: it may be older);
+    /// `false` when that very ack is known (a repeated request).
+    pub fn ack(&mut self, a: &AckRecord) -> bool {
         if let Some(list) = self.acks.get_mut(&a.alert_id) {
+            if list.contains(a) {
+                return false;
+            }
             if list.len() < ACKS_PER_ALERT {
                 list.push(a.clone());
             }
-            return;
+            return true;
         }
         if self.acked_order.len() == ACKED_KEPT {
             if let Some(old) = self.acked_order.pop_front() {
@@ -119,6 +123,7 @@ impl Doc {
         }
         self.acked_order.push_back(a.alert_id.clone());
         self.acks.insert(a.alert_id.clone(), vec![a.clone()]);
+        true
     }
 
     /// The latest device statuses and whether health checks are paused.

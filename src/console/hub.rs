@@ -1,13 +1,16 @@
 //! The console's shared state: the [`Doc`], the open event streams, and the
 //! numbering of events. Every event goes to every stream through the
-//! stream's own bounded queue; a stream whose queue is full is dropped
-//! (counted, logged), so a slow client never slows anyone else.
+//! stream's own queue ([`super::queue`]: events bounded in bytes, one
+//! waiting `state` replaced by a newer one); a stream that falls behind is
+//! dropped (counted, logged), so a slow client never slows anyone else and
+//! never holds more than its bound.
 //!
 //! Behind one `Mutex`, held only to update or render, never across an
 //! `.await`; the pipeline never takes it (it feeds the console through a
 //! channel, see [`super::feed`]).
 
 use super::doc::{ack_json, alert_event, Doc};
+use super::queue::{Behind, Pushed, Receiver, Shared};
 use crate::model::Micros;
 use crate::pipeline::console_rows::AckRecord;
 use crate::pipeline::{DeviceStatus, LiveAlert};
@@ -16,15 +19,11 @@ use crate::util::log_limit::LogLimiter;
 use bytes::Bytes;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// Messages a stream's queue holds; one more and the client is dropped.
-pub const CLIENT_QUEUE: usize = 256;
 
 /// One open event stream.
 struct Client {
-    tx: mpsc::Sender<Bytes>,
+    queue: Arc<Shared>,
     /// Cancelled when the client is dropped: closes its connection even
     /// while a write to it is stuck.
     kick: CancellationToken,
@@ -40,21 +39,24 @@ pub struct Hub {
     doc: Doc,
     clients: Vec<Client>,
     max_clients: usize,
+    queue_bytes: usize,
     seq: u64,
     stats: Arc<ConsoleStats>,
     /// What `/metrics` shows, for the gateway part of the doc.
     snapshot: Arc<Mutex<MetricsSnapshot>>,
     drop_log: LogLimiter,
+    replace_log: LogLimiter,
 }
 
 /// The hub, shared.
 pub type SharedHub = Arc<Mutex<Hub>>;
 
 impl Hub {
-    /// A hub with no clients.
+    /// A hub with no clients: at most `max_clients` streams, each queueing
+    /// at most `queue_bytes` of events.
     pub fn new(
         doc: Doc,
-        max_clients: usize,
+        (max_clients, queue_bytes): (usize, usize),
         stats: Arc<ConsoleStats>,
         snapshot: Arc<Mutex<MetricsSnapshot>>,
     ) -> Hub {
@@ -62,10 +64,12 @@ impl Hub {
             doc,
             clients: Vec::new(),
             max_clients,
+            queue_bytes,
             seq: 0,
             stats,
             snapshot,
             drop_log: LogLimiter::new(10_000_000),
+            replace_log: LogLimiter::new(10_000_000),
         }
     }
 
@@ -83,17 +87,17 @@ impl Hub {
         peer: std::net::SocketAddr,
         kick: CancellationToken,
         now: Micros,
-    ) -> Result<mpsc::Receiver<Bytes>, TooManyClients> {
-        self.clients.retain(|c| !c.tx.is_closed());
+    ) -> Result<Receiver, TooManyClients> {
+        self.clients.retain(|c| !c.queue.is_closed());
         if self.clients.len() >= self.max_clients {
             self.count_clients();
             return Err(TooManyClients);
         }
-        let (tx, rx) = mpsc::channel(CLIENT_QUEUE);
+        let (queue, rx) = Shared::new(self.queue_bytes);
         let first = self.message("state", &self.state(now));
-        // A fresh queue has room.
-        let _ = tx.try_send(first);
-        self.clients.push(Client { tx, kick, peer });
+        // A fresh queue takes its first state.
+        let _ = queue.push(|q| q.state(self.seq, first));
+        self.clients.push(Client { queue, kick, peer });
         self.count_clients();
         Ok(rx)
     }
@@ -112,26 +116,53 @@ impl Hub {
         ))
     }
 
-    /// Sends an event to every stream; drops those that cannot take it.
+    /// Sends an event to every stream (a `state` replacing the one a stream
+    /// has not taken yet); drops the streams that fell behind.
     fn broadcast(&mut self, event: &str, data: &Value, now: Micros) {
         if self.clients.is_empty() {
             return;
         }
         let msg = self.message(event, data);
+        let (id, is_state) = (self.seq, event == "state");
         let mut dropped = Vec::new();
-        self.clients.retain(|c| match c.tx.try_send(msg.clone()) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                c.kick.cancel();
-                dropped.push(c.peer);
-                false
+        let mut replaced = 0;
+        self.clients.retain(|c| {
+            if c.queue.is_closed() {
+                return false;
+            }
+            let pushed = c.queue.push(|q| match is_state {
+                true => q.state(id, msg.clone()),
+                false => q.event(id, msg.clone()),
+            });
+            match pushed {
+                Ok(p) => {
+                    replaced += u64::from(p == Pushed::Replaced);
+                    true
+                }
+                Err(why) => {
+                    c.kick.cancel();
+                    dropped.push((c.peer, why));
+                    false
+                }
             }
         });
-        for peer in dropped {
+        if replaced > 0 {
+            self.stats
+                .states_replaced
+                .fetch_add(replaced, std::sync::atomic::Ordering::Relaxed);
+            if let Some(held_back) = self.replace_log.allow(now) {
+                tracing::debug!(replaced, held_back,
+                    "Console state event replaced, unsent, by a newer one: a client reads slowly (counted in pitchside_console_states_replaced_total).");
+            }
+        }
+        for (peer, why) in dropped {
             ConsoleStats::inc(&self.stats.clients_dropped);
             if let Some(held_back) = self.drop_log.allow(now) {
-                tracing::warn!(%peer, queue = CLIENT_QUEUE, held_back,
+                let why = match why {
+                    Behind::Bytes => "its queued events passed console.client_queue_bytes",
+                    Behind::Stalled => "it read none of the last 30 state events",
+                };
+                tracing::warn!(%peer, held_back, why,
                     "Console client dropped: it fell behind the event stream (counted in pitchside_console_clients_dropped_total); its page reconnects.");
             }
         }
@@ -157,10 +188,12 @@ impl Hub {
         }
     }
 
-    /// A durable ack: into the doc and out as the `ack` event.
+    /// A durable ack: into the doc and out as the `ack` event (once: a
+    /// repeated request's answer is not sent again).
     pub fn ack(&mut self, a: &AckRecord, now: Micros) {
-        self.doc.ack(a);
-        self.broadcast("ack", &ack_json(a, true), now);
+        if self.doc.ack(a) {
+            self.broadcast("ack", &ack_json(a, true), now);
+        }
     }
 
     /// Health checks paused or resumed: the `health` event.

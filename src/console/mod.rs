@@ -15,17 +15,22 @@
 //! `GET /api/state` (the state doc, [`doc`]); `GET /api/events` (SSE:
 //! `alert`, `fatigue`, `device`, `ack`, `health`, `state` every second);
 //! `POST /api/alerts/{alert_id}/ack`; `POST /api/health/pause|resume`.
-//! Parts: [`auth`] (token), [`tls`], [`routes`] (handlers and limits),
-//! [`server`] (connections), [`hub`], [`feed`], [`journal`] (acks in the input journal), [`url`].
+//! Parts: [`auth`] (token, allowed host names), [`tls`], [`routes`] (handlers and
+//! limits), [`ack_body`], [`server`] (connections), [`slots`] (who holds a
+//! connection slot), [`hub`], [`queue`] (one stream's bounded queue),
+//! [`feed`], [`journal`] (acks in the input journal), [`url`].
 
+pub mod ack_body;
 pub mod assets;
 pub mod auth;
 pub mod doc;
 pub mod feed;
 pub mod hub;
 pub mod journal;
+pub mod queue;
 pub mod routes;
 pub mod server;
+pub mod slots;
 pub mod tls;
 pub mod url;
 
@@ -89,8 +94,10 @@ pub async fn start(
             source,
         })?;
     let stats = Arc::new(ConsoleStats::default());
+    let mut http = Arc::default();
     if let Ok(mut g) = snapshot.lock() {
         g.console = stats.clone();
+        http = g.http.clone();
     }
     let origin = Origin {
         venue_id: config.venue.id.clone(),
@@ -99,7 +106,7 @@ pub async fn start(
     let doc = doc::Doc::new(origin, config.health.silent_after);
     let hub = Arc::new(Mutex::new(hub::Hub::new(
         doc,
-        c.max_clients,
+        (c.max_clients, c.client_queue_bytes),
         stats.clone(),
         snapshot,
     )));
@@ -111,6 +118,8 @@ pub async fn start(
         secure: tls.is_some(),
         token,
         stats,
+        allowed_hosts: c.allowed_hosts.clone(),
+        host_log: Mutex::new(crate::util::log_limit::LogLimiter::new(10_000_000)),
     });
     let scheme = if tls.is_some() { "https" } else { "http" };
     let auth = if app.token.is_some() {
@@ -123,7 +132,8 @@ pub async fn start(
         .local_addr()
         .map_or(addr.clone(), |a| a.to_string());
     tracing::info!(addr = %addr, auth, "Venue console at {scheme}://{addr}/");
-    tracker.spawn(server::serve(listener, tls, app, c.max_clients, shutdown));
+    let max = c.max_clients;
+    tracker.spawn(server::serve(listener, tls, app, max, http, shutdown));
     tracker.spawn(feed::feed_task(inbox, hub));
     Ok(Some(ConsoleLink { feed, commands }))
 }

@@ -1,11 +1,13 @@
 //! The console's HTTP API: one function per route, the token checked first.
 //! See the module docs of [`super`] for the list.
 
+use super::ack_body::parse_ack;
 use super::assets;
-use super::auth::{Token, COOKIE_NAME};
+use super::auth::{host_allowed, Token, COOKIE_NAME};
 use super::doc::ack_json;
 use super::feed::Command;
 use super::hub::SharedHub;
+use super::slots::{Handle, Slot};
 use super::url::{percent_decode, query_param};
 use crate::telemetry::ConsoleStats;
 use crate::util::time::now_micros;
@@ -26,10 +28,6 @@ pub const MAX_BODY: usize = 4 * 1024;
 /// How long a client may take to send its body, and how long the pipeline
 /// may take to answer a command.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(5);
-/// Longest name in an ack, in characters.
-pub const MAX_BY: usize = 64;
-/// Longest note in an ack, in characters.
-pub const MAX_NOTE: usize = 500;
 
 /// A response body: a whole one, or an event stream.
 pub type Body = BoxBody<Bytes, Infallible>;
@@ -46,6 +44,11 @@ pub struct App {
     pub stats: Arc<ConsoleStats>,
     /// Served over TLS (the cookie is `Secure`).
     pub secure: bool,
+    /// Host names served without a token besides loopback ones
+    /// (`console.allowed_hosts`, lower case).
+    pub allowed_hosts: Vec<String>,
+    /// One log line per 10 s for refused host names.
+    pub host_log: std::sync::Mutex<crate::util::log_limit::LogLimiter>,
 }
 
 /// One connection: who, and how to end it.
@@ -53,14 +56,21 @@ pub struct App {
 pub struct Conn {
     /// The client's address.
     pub peer: std::net::SocketAddr,
-    /// Cancelled to close the connection (a dropped event stream).
+    /// Cancelled to close the connection (a dropped event stream, an eviction).
     pub kick: CancellationToken,
+    /// Its connection slot, freed when it becomes an event stream.
+    pub slot: Slot<Handle>,
 }
 
 /// Answers one request.
 pub async fn handle(app: &App, req: Request<Incoming>, conn: &Conn) -> Response<Body> {
     ConsoleStats::inc(&app.stats.requests);
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    if app.token.is_none() {
+        if let Err(host) = host_allowed(req.headers().get(header::HOST), &app.allowed_hosts) {
+            return misdirected(app, &host, conn);
+        }
+    }
     if method == Method::GET && path == "/" {
         if let Some(t) = req.uri().query().and_then(|q| query_param(q, "token")) {
             return token_login(app, &t);
@@ -99,6 +109,29 @@ pub async fn handle(app: &App, req: Request<Incoming>, conn: &Conn) -> Response<
         (_, p) if p.starts_with("/api/") => text(StatusCode::NOT_FOUND, "no such API"),
         _ => text(StatusCode::NOT_FOUND, "not found; the console is at /"),
     }
+}
+
+/// `421`: a request for a host name this console does not answer to (DNS
+/// rebinding: a hostile page whose name now points at 127.0.0.1).
+fn misdirected(app: &App, host: &str, conn: &Conn) -> Response<Body> {
+    ConsoleStats::inc(&app.stats.bad_host);
+    let allowed = app
+        .host_log
+        .lock()
+        .ok()
+        .and_then(|mut l| l.allow(now_micros()));
+    if let Some(held_back) = allowed {
+        tracing::warn!(peer = %conn.peer, host, held_back,
+            "Console request for a host name it does not serve refused (421, counted in pitchside_console_bad_host_total).");
+    }
+    text(
+        StatusCode::MISDIRECTED_REQUEST,
+        &format!(
+            "Host {host:?} is not a name of this console (loopback names only, without a token); \
+             if operators reach the console by that name, add it to console.allowed_hosts, \
+             or set console.token_file"
+        ),
+    )
 }
 
 /// `GET /?token=…`: a right token sets the cookie and sends the browser to
@@ -156,7 +189,9 @@ fn events(app: &App, conn: &Conn) -> Response<Body> {
             "too many open consoles (console.max_clients)",
         );
     };
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
+    // A stream counts against console.max_clients, not the spare slots.
+    conn.slot.release();
+    let stream = futures::stream::unfold(rx, |rx| async move {
         let msg = rx.recv().await?;
         Some((Ok::<_, Infallible>(Frame::data(msg)), rx))
     });
@@ -241,7 +276,7 @@ async fn ask<T>(app: &App, cmd: Command, rx: oneshot::Receiver<T>) -> Result<T, 
     let busy = || {
         text(
             StatusCode::SERVICE_UNAVAILABLE,
-            "the pipeline is busy or stopping; try again",
+            "the pipeline is busy or stopping; try again (an ack sent again is recorded once)",
         )
     };
     if app.commands.try_send(cmd).is_err() {
@@ -275,32 +310,6 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, Response<Body>> {
         Ok(Err(_)) => Err(text(StatusCode::BAD_REQUEST, "request body broken off")),
         Err(_) => Err(text(StatusCode::REQUEST_TIMEOUT, "request body too slow")),
     }
-}
-
-/// `{"by": "...", "note": "..."}` checked: `by` 1–64 characters, `note` at
-/// most 500 (empty means none).
-pub fn parse_ack(body: &[u8]) -> Result<(String, Option<String>), String> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct AckBody {
-        by: String,
-        #[serde(default)]
-        note: Option<String>,
-    }
-    let b: AckBody = serde_json::from_slice(body)
-        .map_err(|e| format!("body must be {{\"by\": \"name\", \"note\": \"...\"}}: {e}"))?;
-    let by = b.by.trim().to_string();
-    if by.is_empty() || by.chars().count() > MAX_BY {
-        return Err(format!("by: 1-{MAX_BY} characters"));
-    }
-    let note = b
-        .note
-        .map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty());
-    if note.as_ref().is_some_and(|n| n.chars().count() > MAX_NOTE) {
-        return Err(format!("note: at most {MAX_NOTE} characters"));
-    }
-    Ok((by, note))
 }
 
 fn full(status: StatusCode, body: Bytes, content_type: &'static str) -> Response<Body> {
@@ -346,24 +355,4 @@ fn asset(body: &'static str, content_type: &'static str) -> Response<Body> {
     );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_ack_body_is_checked() {
-        assert_eq!(
-            parse_ack(br#"{"by":" Dr Khan ","note":"seen"}"#).unwrap(),
-            ("Dr Khan".to_string(), Some("seen".to_string()))
-        );
-        assert_eq!(parse_ack(br#"{"by":"A","note":""}"#).unwrap().1, None);
-        assert!(parse_ack(br#"{"by":"  "}"#).unwrap_err().starts_with("by:"));
-        let long = format!(r#"{{"by":"{}"}}"#, "é".repeat(65));
-        assert!(parse_ack(long.as_bytes()).is_err());
-        let note = format!(r#"{{"by":"a","note":"{}"}}"#, "x".repeat(501));
-        assert!(parse_ack(note.as_bytes()).unwrap_err().starts_with("note:"));
-        assert!(parse_ack(br#"{"who":"a"}"#).is_err());
-    }
 }

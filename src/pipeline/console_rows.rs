@@ -3,6 +3,7 @@
 
 use crate::model::{Micros, SensorKind};
 use crate::tables::{Stamp, TableBuffer};
+use std::collections::{HashMap, VecDeque};
 
 /// What happened to a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,41 @@ pub struct AckRecord {
     pub acked_at: Micros,
 }
 
+/// Acks remembered to make a repeated one (a client retrying after a 503 or
+/// a lost answer) a no-op; past this, the oldest are forgotten first.
+pub const ACKS_REMEMBERED: usize = 4096;
+
+/// The acks written so far, by `(alert_id, by)`: one person acks one alert
+/// once, however often the request is sent.
+#[derive(Debug, Default)]
+pub struct AckLedger {
+    written: HashMap<(String, String), AckRecord>,
+    order: VecDeque<(String, String)>,
+}
+
+impl AckLedger {
+    /// The ack `by` wrote for `alert_id`, if remembered.
+    pub fn get(&self, alert_id: &str, by: &str) -> Option<&AckRecord> {
+        self.written.get(&(alert_id.to_string(), by.to_string()))
+    }
+
+    /// Remembers `a`; `false` (and nothing changes) when its pair is known.
+    pub fn insert(&mut self, a: &AckRecord) -> bool {
+        let key = (a.alert_id.clone(), a.by.clone());
+        if self.written.contains_key(&key) {
+            return false;
+        }
+        if self.order.len() >= ACKS_REMEMBERED {
+            if let Some(old) = self.order.pop_front() {
+                self.written.remove(&old);
+            }
+        }
+        self.order.push_back(key.clone());
+        self.written.insert(key, a.clone());
+        true
+    }
+}
+
 impl Stamp {
     /// Appends a `device_events` row.
     pub fn device_event(&self, buf: &mut TableBuffer, d: &DeviceEventRecord) {
@@ -81,5 +117,40 @@ impl Stamp {
             .opt_str(a.note.as_deref())
             .i64(a.acked_at)
             .finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(alert_id: &str, by: &str, at: Micros) -> AckRecord {
+        AckRecord {
+            alert_id: alert_id.into(),
+            by: by.into(),
+            note: None,
+            acked_at: at,
+        }
+    }
+
+    #[test]
+    fn a_repeated_ack_by_the_same_person_is_known_and_another_person_is_not() {
+        let mut l = AckLedger::default();
+        assert!(l.insert(&ack("a/1", "Dr Khan", 10)));
+        assert!(!l.insert(&ack("a/1", "Dr Khan", 20)));
+        assert_eq!(l.get("a/1", "Dr Khan").map(|a| a.acked_at), Some(10));
+        assert!(l.insert(&ack("a/1", "Physio", 30)));
+        assert!(l.get("a/2", "Dr Khan").is_none());
+    }
+
+    #[test]
+    fn the_oldest_acks_are_forgotten_past_the_bound() {
+        let mut l = AckLedger::default();
+        for i in 0..=ACKS_REMEMBERED {
+            assert!(l.insert(&ack(&i.to_string(), "x", 0)));
+        }
+        assert!(l.get("0", "x").is_none());
+        assert!(l.get("1", "x").is_some());
+        assert_eq!(l.order.len(), ACKS_REMEMBERED);
     }
 }

@@ -129,6 +129,8 @@ struct Outputs {
     alert_id: String,
     /// When the gateway was not running (marks windows; none in `replay`).
     downtime: crate::pipeline::downtime::Downtime,
+    /// Acks written, so that a repeated one writes no second row.
+    acks: crate::pipeline::console_rows::AckLedger,
 }
 
 /// An alert for real-time outputs (log line, MQTT, console).
@@ -194,6 +196,7 @@ impl Pipeline {
                 live_alerts_cap: 10_000,
                 alert_id: String::new(),
                 downtime: Default::default(),
+                acks: Default::default(),
             },
         }
     }

@@ -17,6 +17,10 @@ pub struct ConsoleStats {
     pub clients_dropped: AtomicU64,
     /// Updates from the pipeline the console could not take (its inbox was full).
     pub updates_dropped: AtomicU64,
+    /// `state` events replaced, unsent, by a newer one (a slow client).
+    pub states_replaced: AtomicU64,
+    /// Requests refused with 421: a host name the console does not serve.
+    pub bad_host: AtomicU64,
 }
 
 impl ConsoleStats {

@@ -1,10 +1,14 @@
 //! The metrics endpoint at `metrics.listen`: `GET /metrics` and
 //! `GET /healthz`. A tiny HTTP/1.1 responder, one request per connection.
 
+use super::endpoint::{
+    connection_budget, open_files_limit, Acceptor, Closed, HttpStats, Server, METRICS_CONNECTIONS,
+};
 use super::{health, render, MetricsSnapshot};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// Longest request head (request line and headers) the endpoint reads;
@@ -51,46 +55,65 @@ pub async fn read_head<R: tokio::io::AsyncRead + Unpin>(r: &mut R, max: usize) -
     }
 }
 
-/// Serves `/metrics` and `/healthz` until `shutdown`.
+/// Serves `/metrics` and `/healthz` until `shutdown`: at most
+/// [`METRICS_CONNECTIONS`] connections at once (fewer under a low
+/// descriptor limit, see [`connection_budget`]); one more is closed at once.
 pub async fn serve(
     listener: TcpListener,
     snapshot: Arc<Mutex<MetricsSnapshot>>,
     shutdown: CancellationToken,
 ) {
+    let stats = snapshot.lock().map(|g| g.http.clone()).unwrap_or_default();
+    let (cap, _) = connection_budget(open_files_limit(), METRICS_CONNECTIONS, 0);
+    let slots = Arc::new(Semaphore::new(cap));
+    let mut acceptor = Acceptor::new(listener, Server::Metrics, stats.clone());
     loop {
-        let (mut sock, _) = tokio::select! {
+        let (sock, peer) = tokio::select! {
             _ = shutdown.cancelled() => return,
-            r = listener.accept() => match r {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::warn!(error = %e, "Metrics endpoint accept failed.");
-                    continue;
-                }
-            },
+            s = acceptor.accept() => s,
         };
-        let snapshot = snapshot.clone();
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            acceptor.refused(peer, cap);
+            continue;
+        };
+        let (snapshot, stats) = (snapshot.clone(), stats.clone());
         tokio::spawn(async move {
-            let head =
-                tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut sock, MAX_REQUEST_HEAD))
-                    .await
-                    .unwrap_or(RequestHead::Incomplete);
-            let (status, body) = match head {
-                // Nothing to answer: the client is gone or too slow.
-                RequestHead::Incomplete => return,
-                RequestHead::TooLarge => (
-                    "431 Request Header Fields Too Large",
-                    format!("request head longer than {MAX_REQUEST_HEAD} bytes\n"),
-                ),
-                RequestHead::Complete(req) => respond(&req, &snapshot),
-            };
-            let resp = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = sock.write_all(resp.as_bytes()).await;
-            let _ = sock.shutdown().await;
+            answer(sock, peer, &snapshot, &stats).await;
+            drop(slot);
         });
     }
+}
+
+/// Reads one request head (within [`REQUEST_TIMEOUT`]) and answers it.
+async fn answer(
+    mut sock: TcpStream,
+    peer: std::net::SocketAddr,
+    snapshot: &Mutex<MetricsSnapshot>,
+    stats: &HttpStats,
+) {
+    let head =
+        match tokio::time::timeout(REQUEST_TIMEOUT, read_head(&mut sock, MAX_REQUEST_HEAD)).await {
+            Ok(h) => h,
+            Err(_) => {
+                stats.closed(Server::Metrics, Closed::HeadTimedOut, peer);
+                return;
+            }
+        };
+    let (status, body) = match head {
+        // Nothing to answer: the client is gone.
+        RequestHead::Incomplete => return,
+        RequestHead::TooLarge => (
+            "431 Request Header Fields Too Large",
+            format!("request head longer than {MAX_REQUEST_HEAD} bytes\n"),
+        ),
+        RequestHead::Complete(req) => respond(&req, snapshot),
+    };
+    let resp = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = sock.write_all(resp.as_bytes()).await;
+    let _ = sock.shutdown().await;
 }
 
 /// The status line and body for one request head.

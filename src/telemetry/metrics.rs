@@ -4,6 +4,7 @@
 //! stable order keeps diffs of scrapes readable).
 
 use super::delivery::upload;
+use super::endpoint::{EndpointStats, HttpStats, Server};
 use super::exposition::{Exposition, Kind};
 use super::{ConsoleStats, MetricsSnapshot};
 use crate::model::{RejectReason, SensorKind};
@@ -35,6 +36,7 @@ pub fn render(s: &MetricsSnapshot) -> String {
     journal(&mut o, s);
     live_figures(&mut o, &s.sources, &s.alerts);
     serve(&mut o, &CONSOLE_FIGURES, &s.console);
+    http(&mut o, &s.http);
     progress(&mut o, &s.progress);
     o.into_text()
 }
@@ -216,13 +218,35 @@ const ALERT_FIGURES: [Figure<AlertStats>; 6] = [
 
 /// The live figures of the venue console, served after the alert output's.
 #[rustfmt::skip]
-const CONSOLE_FIGURES: [Figure<ConsoleStats>; 5] = [
+const CONSOLE_FIGURES: [Figure<ConsoleStats>; 7] = [
     ("pitchside_console_clients", Kind::Gauge, "Console event streams open now.", |c| &c.clients),
     ("pitchside_console_requests_total", Kind::Counter, "Console HTTP requests answered.", |c| &c.requests),
     ("pitchside_console_unauthorized_total", Kind::Counter, "Console requests refused for want of the token (401).", |c| &c.unauthorized),
     ("pitchside_console_clients_dropped_total", Kind::Counter, "Console event streams dropped because the client fell behind.", |c| &c.clients_dropped),
     ("pitchside_console_updates_dropped_total", Kind::Counter, "Alerts and device updates the console could not take (its inbox was full).", |c| &c.updates_dropped),
+    ("pitchside_console_states_replaced_total", Kind::Counter, "State events replaced, unsent, by a newer one (a slow console client).", |c| &c.states_replaced),
+    ("pitchside_console_bad_host_total", Kind::Counter, "Console requests refused with 421: a Host it does not serve without a token (console.allowed_hosts).", |c| &c.bad_host),
 ];
+
+/// The connection counters of both HTTP servers, one family each with a
+/// `server` label (`metrics`, `console`).
+#[rustfmt::skip]
+const HTTP_FIGURES: [Figure<EndpointStats>; 4] = [
+    ("pitchside_http_accept_errors_total", Kind::Counter, "Failed accepts (mostly: no descriptor left); the server paused before the next.", |e| &e.accept_errors),
+    ("pitchside_http_connections_refused_total", Kind::Counter, "Connections closed at once because the server held its most connections.", |e| &e.refused),
+    ("pitchside_http_heads_timed_out_total", Kind::Counter, "Connections closed without an answer: no whole request head within 5 s.", |e| &e.heads_timed_out),
+    ("pitchside_http_connections_evicted_total", Kind::Counter, "Connections still without a request head closed to make room for a newer one.", |e| &e.evicted),
+];
+
+fn http(o: &mut Exposition, s: &HttpStats) {
+    for (name, kind, help, counted_in) in HTTP_FIGURES {
+        o.family(name, kind, help);
+        for server in [Server::Metrics, Server::Console] {
+            let v = counted_in(s.of(server)).load(Ordering::Relaxed);
+            o.sample(name, &[("server", server.name())], v);
+        }
+    }
+}
 
 fn live_figures(o: &mut Exposition, s: &SourceStats, a: &AlertStats) {
     serve(o, &SOURCE_FIGURES, s);

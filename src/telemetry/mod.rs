@@ -10,6 +10,7 @@
 mod console_stats;
 mod delivery;
 mod devices;
+pub mod endpoint;
 mod exposition;
 mod health;
 mod http;
@@ -19,6 +20,7 @@ mod snapshot;
 pub mod systemd;
 
 pub use console_stats::ConsoleStats;
+pub use endpoint::HttpStats;
 pub use exposition::parse_metrics;
 pub use health::health;
 pub use http::{read_head, serve, RequestHead, MAX_REQUEST_HEAD, REQUEST_TIMEOUT};

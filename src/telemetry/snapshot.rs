@@ -44,6 +44,8 @@ pub struct MetricsSnapshot {
     pub alerts: Arc<AlertStats>,
     /// Venue console counters (live atomics).
     pub console: Arc<super::ConsoleStats>,
+    /// Both HTTP servers' connection counters (live atomics).
+    pub http: Arc<super::HttpStats>,
     /// Since when (µs) spool writes have been failing; 0 when they work.
     pub spool_failing_since: i64,
     /// How long a source may be down or the spool unwritable before

@@ -24,9 +24,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The pitchside binary built for this test run.
+/// The pitchside binary built for this test run, or the one named by
+/// `PITCHSIDE_BIN` (to run a test against an older build by hand).
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pitchside"))
+    Command::new(bin_path())
+}
+
+/// The path [`bin`] runs.
+pub fn bin_path() -> PathBuf {
+    std::env::var_os("PITCHSIDE_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_pitchside")),
+        PathBuf::from,
+    )
 }
 
 /// Writes a minimal config ([`VenueConfig::new`]) into `dir` with `extra`

@@ -210,6 +210,33 @@ impl Gateway {
         }
     }
 
+    /// Starts `pitchside run --config cfg` under `prlimit --nofile=N:N`: a
+    /// process that may hold at most `nofile` descriptors.
+    pub fn start_limited(cfg: &Path, metrics_port: u16, nofile: u32) -> Gateway {
+        let mut cmd = std::process::Command::new("prlimit");
+        cmd.arg(format!("--nofile={nofile}:{nofile}"))
+            .arg("--")
+            .arg(super::bin_path())
+            .args(["run", "--config"])
+            .arg(cfg)
+            .env("PITCHSIDE_LOG", "debug")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        // prlimit execs the gateway: the child's pid is the gateway's.
+        let mut child = cmd.spawn().unwrap();
+        let log = Lines::capture(child.stderr.take().unwrap());
+        Gateway {
+            child,
+            log,
+            metrics_port,
+        }
+    }
+
+    /// The metrics endpoint's port.
+    pub fn metrics_port(&self) -> u16 {
+        self.metrics_port
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

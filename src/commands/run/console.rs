@@ -11,7 +11,9 @@ use crate::util::time::now_micros;
 
 /// Carries out one console command. An ack is journalled and fsynced
 /// before it is written to `alert_acks` and answered, so that a crash after
-/// the console's 200 loses nothing (journal replay writes it again).
+/// the console's 200 loses nothing (journal replay writes it again). An ack
+/// of an alert by someone who already acked it (a retry after a 503 or a
+/// lost answer) is answered with the first record and written nowhere.
 pub(super) fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
     match cmd {
         Command::Ack {
@@ -20,6 +22,15 @@ pub(super) fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
             note,
             reply,
         } => {
+            if let Some(first) = p.acked(&alert_id, &by) {
+                tracing::debug!(
+                    alert_id,
+                    by,
+                    "Console ack repeated; answered with the first."
+                );
+                let _ = reply.send(first.clone());
+                return;
+            }
             let record = AckRecord {
                 alert_id,
                 by,

@@ -73,7 +73,9 @@ fn replay_one(p: &mut Pipeline, input: &crate::model::RawInput) {
     }
     match journaled(input) {
         Journaled::Input => p.process(input, input.received_at),
-        Journaled::Ack(a) => p.ack(&a),
+        Journaled::Ack(a) => {
+            p.ack(&a);
+        }
         Journaled::Broken => {
             tracing::warn!("A console ack in the journal cannot be read; skipped.")
         }

@@ -179,8 +179,15 @@ fn acks_are_bounded_per_alert_and_in_number_of_alerts() {
         note: None,
         acked_at: NOW,
     };
-    for _ in 0..ACKS_PER_ALERT + 3 {
-        doc.ack(&ack("x".into()));
+    for i in 0..ACKS_PER_ALERT as i64 + 3 {
+        let a = AckRecord {
+            acked_at: NOW + i,
+            ..ack("x".into())
+        };
+        assert!(doc.ack(&a));
+        if i < ACKS_PER_ALERT as i64 {
+            assert!(!doc.ack(&a), "the very same ack is known");
+        }
     }
     assert_eq!(doc.acks["x"].len(), ACKS_PER_ALERT);
     for n in 0..ACKED_KEPT + 1 {

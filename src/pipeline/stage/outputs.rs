@@ -180,11 +180,22 @@ impl Pipeline {
         self.windows.flush_all(&mut |w| out.window(w));
     }
 
-    /// Writes an acknowledgement of an alert to `alert_acks`.
-    pub fn ack(&mut self, a: &AckRecord) {
+    /// Writes an acknowledgement of an alert to `alert_acks`, unless the
+    /// same person's ack of the same alert was written (then `false`).
+    pub fn ack(&mut self, a: &AckRecord) -> bool {
         let out = &mut self.out;
+        if !out.acks.insert(a) {
+            return false;
+        }
         out.stamp
             .ack(&mut out.tables[TableId::AlertAcks.index()], a);
+        true
+    }
+
+    /// The ack `by` already wrote for `alert_id`, if any (remembered: the
+    /// last [`crate::pipeline::console_rows::ACKS_REMEMBERED`]).
+    pub fn acked(&self, alert_id: &str, by: &str) -> Option<&AckRecord> {
+        self.out.acks.get(alert_id, by)
     }
 
     /// Appends a progress row.

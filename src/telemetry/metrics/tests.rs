@@ -1,3 +1,5 @@
+//! The exposition's families, order and values.
+
 use super::*;
 use crate::model::SensorKind::Wearable;
 use crate::telemetry::parse_metrics;
@@ -93,6 +95,12 @@ console_requests_total counter
 console_unauthorized_total counter
 console_clients_dropped_total counter
 console_updates_dropped_total counter
+console_states_replaced_total counter
+console_bad_host_total counter
+http_accept_errors_total counter
+http_connections_refused_total counter
+http_heads_timed_out_total counter
+http_connections_evicted_total counter
 input_rows_per_second gauge
 state_keys gauge
 state_bytes gauge
