@@ -306,6 +306,15 @@ fn one_far_future_event_does_not_silence_alerts_for_the_other_devices_even_after
         "the year-2100 line is rejected and env-2 still alerts; log:\n{}",
         gw.log.all().join("\n")
     );
+    // Healthy, and /healthz says what the operator should know.
+    let healthz = http_get(rig.port, "/healthz").unwrap();
+    assert!(healthz.starts_with("HTTP/1.1 200"), "{healthz}");
+    let synced = pitchside::util::clock::kernel_clock_synchronized().unwrap();
+    assert_eq!(
+        healthz.contains("ok; clock unsynchronised"),
+        !synced,
+        "{healthz}"
+    );
     gw.stop();
 
     // The checkpoint carries nothing of it: after a restart a third device
@@ -329,7 +338,6 @@ fn one_far_future_event_does_not_silence_alerts_for_the_other_devices_even_after
     assert_eq!(rejects.len(), 1);
     assert_eq!(s(&rejects[0], "reason"), "implausible_time");
     // Every row says whether the clock that judged it was synchronised.
-    let synced = pitchside::util::clock::kernel_clock_synchronized().unwrap();
     for table in ["raw", "alerts"] {
         let marks: Vec<_> = rows(&store, table)
             .iter()

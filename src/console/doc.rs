@@ -272,6 +272,8 @@ fn gateway(now: Micros, m: &MetricsSnapshot) -> Value {
         "last_upload_at": p.last_upload_at.map(format_rfc3339),
         "input_rows_per_second": p.input_rows_per_second,
         "watermark_lag_s": lag,
+        "clock_synchronized": !m.counters.clock_unsynchronized,
+        "clock_unvouched_events": m.counters.clock_unvouched_events,
     })
 }
 

@@ -30,3 +30,36 @@ pub fn health(s: &MetricsSnapshot, now: i64) -> Result<(), String> {
         Err(why.join("; "))
     }
 }
+
+/// What a healthy gateway still wants an operator to know, for `/healthz`'s
+/// body after `ok`: an unsynchronised clock (the gateway works on, judging
+/// event times against the time the devices agree on).
+pub fn health_notes(s: &MetricsSnapshot) -> Option<String> {
+    let c = &s.counters;
+    c.clock_unsynchronized.then(|| {
+        format!(
+            "clock unsynchronised: event times are judged against the time two devices agree on \
+             ({} accepted, {} refused as implausible_time so far)",
+            c.clock_unsynced_events, c.clock_unvouched_events
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_healthy_gateway_with_an_unsynchronised_clock_says_so_in_a_note() {
+        let mut s = MetricsSnapshot::default();
+        assert_eq!(health(&s, 0), Ok(()));
+        assert_eq!(health_notes(&s), None);
+        s.counters.clock_unsynchronized = true;
+        s.counters.clock_unsynced_events = 40;
+        s.counters.clock_unvouched_events = 2;
+        assert_eq!(health(&s, 0), Ok(()), "a stale clock is no outage");
+        let note = health_notes(&s).unwrap();
+        assert!(note.contains("clock unsynchronised"), "{note}");
+        assert!(note.contains("40 accepted, 2 refused"), "{note}");
+    }
+}

@@ -4,7 +4,7 @@
 use super::endpoint::{
     connection_budget, open_files_limit, Acceptor, Closed, HttpStats, Server, METRICS_CONNECTIONS,
 };
-use super::{health, render, MetricsSnapshot};
+use super::{health, health_notes, render, MetricsSnapshot};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -133,7 +133,10 @@ fn respond(req: &str, snapshot: &Mutex<MetricsSnapshot>) -> (&'static str, Strin
         "/healthz" => {
             let s = snapshot.lock().map(|g| g.clone()).unwrap_or_default();
             match health(&s, crate::util::time::now_micros()) {
-                Ok(()) => ("200 OK", "ok\n".to_string()),
+                Ok(()) => match health_notes(&s) {
+                    None => ("200 OK", "ok\n".to_string()),
+                    Some(note) => ("200 OK", format!("ok; {note}\n")),
+                },
                 Err(why) => ("503 Service Unavailable", format!("unhealthy: {why}\n")),
             }
         }

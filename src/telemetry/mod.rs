@@ -22,7 +22,7 @@ pub mod systemd;
 pub use console_stats::ConsoleStats;
 pub use endpoint::HttpStats;
 pub use exposition::parse_metrics;
-pub use health::health;
+pub use health::{health, health_notes};
 pub use http::{read_head, serve, RequestHead, MAX_REQUEST_HEAD, REQUEST_TIMEOUT};
 pub use metrics::render;
 pub use progress::ProgressTracker;

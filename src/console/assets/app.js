@@ -375,6 +375,9 @@
         (g.upload_failures ? ', ' + g.upload_failures + ' FAILED attempts' : ''), g.upload_failures > 0],
       ['Last upload', g.last_upload_at ? clock(g.last_upload_at) : 'none yet', false],
       ['Watermark lag', lags.length ? lags.join(' · ') : '—', false],
+      ['Clock', g.clock_synchronized === false
+        ? 'NOT SYNCHRONISED: times judged by what two devices agree on (' + (g.clock_unvouched_events || 0) + ' refused)'
+        : 'synchronised', g.clock_synchronized === false],
       ['Device health', hl.paused ? 'PAUSED' : 'silent after ' + num(hl.silent_after_s, 0) + ' s', !!hl.paused]
     ];
     sync($('gateway'), rows, function (r) { return r[0]; }, function () {

@@ -113,6 +113,13 @@ fn the_state_doc_has_every_part_of_the_design() {
     assert_eq!(v["health"]["silent"], 1);
     assert_eq!(v["health"]["silent_after_s"], 15.0);
     assert!(v["gateway"]["watermark_lag_s"]["pitch"].is_null());
+    assert_eq!(v["gateway"]["clock_synchronized"], true);
+    let mut m = MetricsSnapshot::default();
+    m.counters.clock_unsynchronized = true;
+    m.counters.clock_unvouched_events = 3;
+    let v = doc.render(NOW, &m);
+    assert_eq!(v["gateway"]["clock_synchronized"], false);
+    assert_eq!(v["gateway"]["clock_unvouched_events"], 3);
 }
 
 #[test]
