@@ -167,21 +167,30 @@ impl Gateway {
         env: &[(&str, &str)],
         bytes: u64,
     ) -> Gateway {
-        let mut cmd = std::process::Command::new("prlimit");
-        cmd.arg(format!("--as={bytes}"))
-            .arg("--")
-            .arg(env!("CARGO_BIN_EXE_pitchside"))
-            .env("MALLOC_ARENA_MAX", "2");
+        let mut cmd = prlimit(&format!("--as={bytes}"));
+        cmd.env("MALLOC_ARENA_MAX", "2");
         Gateway::spawn(cmd, cfg, metrics_port, env)
+    }
+
+    /// Starts `pitchside run --config cfg` under `prlimit --nofile=N:N`: a
+    /// process that may hold at most `nofile` descriptors.
+    pub fn start_limited(cfg: &Path, metrics_port: u16, nofile: u32) -> Gateway {
+        let cmd = prlimit(&format!("--nofile={nofile}:{nofile}"));
+        Gateway::spawn(cmd, cfg, metrics_port, &[])
     }
 
     /// The peak resident memory so far, KiB (`VmHWM`).
     pub fn peak_rss_kib(&self) -> u64 {
+        self.status_kib("VmHWM:")
+    }
+
+    /// A `/proc/{pid}/status` figure in KiB (0 if unreadable).
+    fn status_kib(&self, field: &str) -> u64 {
         std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .ok()
             .and_then(|s| {
                 s.lines()
-                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .find_map(|l| l.strip_prefix(field))
                     .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             })
             .unwrap_or(0)
@@ -210,28 +219,6 @@ impl Gateway {
         }
     }
 
-    /// Starts `pitchside run --config cfg` under `prlimit --nofile=N:N`: a
-    /// process that may hold at most `nofile` descriptors.
-    pub fn start_limited(cfg: &Path, metrics_port: u16, nofile: u32) -> Gateway {
-        let mut cmd = std::process::Command::new("prlimit");
-        cmd.arg(format!("--nofile={nofile}:{nofile}"))
-            .arg("--")
-            .arg(super::bin_path())
-            .args(["run", "--config"])
-            .arg(cfg)
-            .env("PITCHSIDE_LOG", "debug")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        // prlimit execs the gateway: the child's pid is the gateway's.
-        let mut child = cmd.spawn().unwrap();
-        let log = Lines::capture(child.stderr.take().unwrap());
-        Gateway {
-            child,
-            log,
-            metrics_port,
-        }
-    }
-
     /// The metrics endpoint's port.
     pub fn metrics_port(&self) -> u16 {
         self.metrics_port
@@ -244,14 +231,7 @@ impl Gateway {
 
     /// Resident memory now, KiB (`VmRSS`).
     pub fn rss_kib(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("VmRSS:"))
-                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            })
-            .unwrap_or(0)
+        self.status_kib("VmRSS:")
     }
 
     /// A counter or gauge from `/metrics` (0 if absent or unreachable).
@@ -335,6 +315,14 @@ impl Gateway {
         assert!(status.success(), "exit {status:?}; log:\n{log}");
         log
     }
+}
+
+/// `prlimit {limit} -- pitchside`: prlimit execs the gateway, so the
+/// child's pid is the gateway's.
+fn prlimit(limit: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.arg(limit).arg("--").arg(super::bin_path());
+    cmd
 }
 
 impl Drop for Gateway {
