@@ -8,7 +8,7 @@ mod common;
 
 use common::services::*;
 use common::tmpfs::Tmpfs;
-use common::VenueConfig;
+use common::{bytes_under, VenueConfig};
 use pitchside::model::{FramingError, RawInput, SensorKind};
 use pitchside::state::{journal, StateStats};
 use pitchside::util::codec::Enc;
@@ -252,18 +252,6 @@ fn an_old_format_journal_is_replayed_at_start_up_and_gone_after_the_next_checkpo
             p.display()
         );
     }
-}
-
-/// Total size of the files under `dir`, in bytes.
-fn bytes_under(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// A state folder that turns read-only while the gateway runs (ext4's

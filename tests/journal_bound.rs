@@ -6,21 +6,8 @@
 mod common;
 
 use common::services::*;
-use common::VenueConfig;
-use std::path::Path;
+use common::{bytes_under, VenueConfig};
 use std::time::Duration;
-
-/// Total size of the files in `dir`, in bytes.
-fn bytes_under(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
-}
 
 /// The journal bound's other side: a healthy gateway journals more than 10
 /// times `output.max_journal_bytes` over many flushes and never reaches it

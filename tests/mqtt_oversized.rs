@@ -22,20 +22,6 @@ fn start(rig: &MqttRig, cfg: &std::path::Path) -> Gateway {
     Gateway::start_capped(cfg, rig.metrics, &[PASSWORD_ENV], CAP)
 }
 
-/// Total size of the files under `dir`, in bytes.
-fn bytes_under(dir: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => bytes_under(&e.path()),
-            _ => e.metadata().map_or(0, |m| m.len()),
-        })
-        .sum()
-}
-
 #[test]
 fn a_64_mib_qos1_message_is_rejected_as_too_large_and_the_gateway_stays_up_under_a_memory_cap() {
     let Some(rig) = MqttRig::new() else { return };

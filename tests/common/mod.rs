@@ -38,6 +38,20 @@ pub fn bin_path() -> PathBuf {
     )
 }
 
+/// Total size of the files under `dir` (0 if it cannot be read), in bytes.
+pub fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => bytes_under(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
+}
+
 /// Writes a minimal config ([`VenueConfig::new`]) into `dir` with `extra`
 /// TOML appended; returns its path.
 pub fn config(dir: &Path, extra: &str) -> PathBuf {
