@@ -36,7 +36,7 @@ pub(crate) fn restore(
     let last_ran = crate::state::downtime::last_activity(&config.output.spool_dir);
     let mut p = Pipeline::new(config, true);
     let from = resume(&mut p, config, checkpoint, state_stats);
-    let mut since = 0u32;
+    let (mut since, mut inputs) = (0u32, 0u64);
     // Inputs since that checkpoint are in the journal: replay them with the
     // clock they arrived at, rebuilding exactly the state the crash cut short.
     let (recorder, replayed) = Recorder::start(
@@ -45,7 +45,7 @@ pub(crate) fn restore(
         (sync_interval(config), config.output.max_journal_bytes),
         state_stats.clone(),
         |input| {
-            replay_one(&mut p, &input);
+            inputs += u64::from(replay_one(&mut p, &input));
             since += 1;
             if since == HAND_OVER_EVERY {
                 since = 0;
@@ -56,7 +56,8 @@ pub(crate) fn restore(
     if replayed > 0 {
         let _ = p.drain_alerts();
         info!(
-            inputs = replayed,
+            inputs,
+            records = replayed,
             "Replayed the journal since the last checkpoint."
         );
     }
@@ -66,10 +67,12 @@ pub(crate) fn restore(
 
 /// One journal record: a sensor input to the pipeline, a console ack to
 /// `alert_acks`, a change of the clock (its state, a step) to the pipeline.
-fn replay_one(p: &mut Pipeline, input: &crate::model::RawInput) {
+/// `false` for a clock record (not an input).
+fn replay_one(p: &mut Pipeline, input: &crate::model::RawInput) -> bool {
     use crate::console::journal::{journaled, Journaled};
     if let Some(change) = crate::pipeline::clock_record(input) {
-        return p.clock_changed(change, input.received_at);
+        p.clock_changed(change, input.received_at);
+        return false;
     }
     match journaled(input) {
         Journaled::Input => p.process(input, input.received_at),
@@ -80,6 +83,7 @@ fn replay_one(p: &mut Pipeline, input: &crate::model::RawInput) {
             tracing::warn!("A console ack in the journal cannot be read; skipped.")
         }
     }
+    true
 }
 
 /// Marks windows overlapping the time since the last run (after the journal
