@@ -415,7 +415,7 @@ fn a_client_that_stops_reading_is_dropped_and_the_pipeline_keeps_its_pace() {
     let before = input_rate(&gw, 5);
 
     // Connects with a small receive buffer and never reads.
-    let sock = tokio_socket_with_small_buffer(port);
+    let sock = common::console::stalled_stream(port);
     let stalled_at = Instant::now();
     gw.wait_metric(
         "pitchside_console_clients_dropped_total",
@@ -449,25 +449,6 @@ fn a_client_that_stops_reading_is_dropped_and_the_pipeline_keeps_its_pace() {
         .any(|l| l.contains("Console client dropped")));
     drop(sock);
     drop(gw);
-}
-
-/// A connection to the event stream with a 4 KiB receive buffer, the
-/// request sent, nothing ever read.
-fn tokio_socket_with_small_buffer(port: u16) -> std::net::TcpStream {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let s = tokio::net::TcpSocket::new_v4().unwrap();
-        s.set_recv_buffer_size(4096).unwrap();
-        let mut c = s.connect(([127, 0, 0, 1], port).into()).await.unwrap();
-        let req = format!("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-        tokio::io::AsyncWriteExt::write_all(&mut c, req.as_bytes())
-            .await
-            .unwrap();
-        c.into_std().unwrap()
-    })
 }
 
 #[test]

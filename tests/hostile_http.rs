@@ -282,7 +282,7 @@ fn a_stalled_console_at_8000_devices_holds_at_most_a_bounded_queue() {
         peak
     };
     let base = peak_over(15);
-    let _stalled = stalled_stream(console);
+    let _stalled = common::console::stalled_stream(console);
     let peak = peak_over(45);
     eprintln!(
         "state doc {doc} bytes; peak RSS {base} KiB with one reading console (15 s), {peak} KiB with a stalled one too (45 s): +{} KiB; dropped {}",
@@ -301,24 +301,6 @@ fn a_stalled_console_at_8000_devices_holds_at_most_a_bounded_queue() {
         "a stalled client grew peak RSS by {} KiB",
         peak - base
     );
-}
-
-/// An event stream with a 4 KiB receive buffer that is never read.
-fn stalled_stream(port: u16) -> TcpStream {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let s = tokio::net::TcpSocket::new_v4().unwrap();
-        s.set_recv_buffer_size(4096).unwrap();
-        let mut c = s.connect(([127, 0, 0, 1], port).into()).await.unwrap();
-        let req = format!("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-        tokio::io::AsyncWriteExt::write_all(&mut c, req.as_bytes())
-            .await
-            .unwrap();
-        c.into_std().unwrap()
-    })
 }
 
 #[test]

@@ -203,3 +203,22 @@ fn parse_event(msg: &str) -> Option<Event> {
         data: data?,
     })
 }
+
+/// A connection to the event stream with a 4 KiB receive buffer, the
+/// request sent, nothing ever read: a client that has stalled.
+pub fn stalled_stream(port: u16) -> TcpStream {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let s = tokio::net::TcpSocket::new_v4().unwrap();
+        s.set_recv_buffer_size(4096).unwrap();
+        let mut c = s.connect(([127, 0, 0, 1], port).into()).await.unwrap();
+        let req = format!("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        tokio::io::AsyncWriteExt::write_all(&mut c, req.as_bytes())
+            .await
+            .unwrap();
+        c.into_std().unwrap()
+    })
+}
