@@ -198,13 +198,7 @@ fn tail(gw: &Gateway) -> String {
 #[test]
 fn silent_connections_neither_lock_the_console_nor_stay_open() {
     let dir = tempfile::tempdir().unwrap();
-    let (metrics, console) = (free_port(), free_port());
-    let gw = Gateway::start(
-        &config(dir.path(), metrics, console, 200, &[]).write(),
-        metrics,
-        &[],
-    );
-    wait_up(console, &gw);
+    let (gw, console) = started(dir.path(), &[]);
     let quiet = silent(console, 80);
     std::thread::sleep(Duration::from_millis(300));
     let mut ok = 0;
@@ -303,16 +297,22 @@ fn a_stalled_console_at_8000_devices_holds_at_most_a_bounded_queue() {
     );
 }
 
-#[test]
-fn a_page_on_another_host_name_cannot_read_or_act_on_a_console_without_token() {
-    let dir = tempfile::tempdir().unwrap();
+/// The gateway on `dir` (200 events/s, the config changes `sets`), its console up.
+fn started(dir: &Path, sets: &[(&str, &str, &str)]) -> (Gateway, u16) {
     let (metrics, console) = (free_port(), free_port());
     let gw = Gateway::start(
-        &config(dir.path(), metrics, console, 200, &[]).write(),
+        &config(dir, metrics, console, 200, sets).write(),
         metrics,
         &[],
     );
     wait_up(console, &gw);
+    (gw, console)
+}
+
+#[test]
+fn a_page_on_another_host_name_cannot_read_or_act_on_a_console_without_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, console) = started(dir.path(), &[]);
     let evil = "rebind.example:9000";
     let origin = [("Origin", "http://rebind.example:9000")];
     let r = with_host(console, "GET", "/api/state", evil, &[], "");
@@ -386,13 +386,7 @@ fn allowed_hosts_admits_a_configured_name() {
 #[test]
 fn a_retried_ack_writes_one_alert_acks_row() {
     let dir = tempfile::tempdir().unwrap();
-    let (metrics, console) = (free_port(), free_port());
-    let gw = Gateway::start(
-        &config(dir.path(), metrics, console, 200, &[]).write(),
-        metrics,
-        &[],
-    );
-    wait_up(console, &gw);
+    let (gw, console) = started(dir.path(), &[]);
     let path = "/api/alerts/demo%2Fretry%2F1/ack";
     let first = http(console, "POST", path, &[], r#"{"by":"Dr Khan"}"#);
     assert_eq!(first.status, 200, "{}", first.body);
