@@ -1,52 +1,22 @@
 //! pitchside: an edge gateway for sports venues.
 //!
-//! ```text
-//!  sources (simulator, replay file, serial, MQTT)
-//!     │  RawInput, bounded channel (pipeline.input_queue)
-//!     ▼
-//!  state::journal (append, group fsync, then MQTT ack)
-//!     ▼
-//!  pipeline ── decode ─► detect (z-score per key) ─► window (+watermarks) ─► fatigue
-//!     │  TableBuffer batches + checkpoints, bounded channel (pipeline.encode_queue)
-//!     ▼
-//!  sinks: encoder ─► Parquet ─► spool (tmp + fsync + rename) ─► state::checkpoint ─► uploader ─► object store
-//! ```
+//! The code is three crates, each a layer that imports only from the ones
+//! below it (Cargo refuses the other way; docs/src/architecture.md):
 //!
-//! The folders are layers; a module imports only from layers below its own
-//! (README "Architecture" draws the same picture, and `tests/house.rs`
-//! checks it):
-//!
-//! | layer | what |
+//! | crate | what |
 //! |---|---|
-//! | [`commands`] | `run` (wiring, signals, reload), `replay`, `simulate`, `check-config`, `service-dropin`, `status`, `bench`; each command's options live beside it, `main.rs` only dispatches |
-//! | [`console`] | the venue console: HTTP server, token, TLS, SSE fan-out, the state doc, the embedded page |
-//! | [`telemetry`] | progress rows, Prometheus and `/healthz`, systemd |
-//! | [`sinks`] | encoder, Parquet, spool, uploader, store, MQTT alerts out |
-//! | [`sources`] | framing, serial, simulator, MQTT in |
-//! | [`state`] | checkpoint, journal, downtime from their files |
-//! | [`pipeline`] | pure: decode, detect, window, fatigue, device health, the stage, table rows |
-//! | [`tables`] | schemas, row buffers, the progress row |
-//! | [`mqtt`] | broker settings and TLS, shared by MQTT in and out |
-//! | [`config`] | TOML → typed config, reload plans, boards |
-//! | [`util`], [`model`] | time and units, hashing, codec, RNG, backoff, clock; plain data |
+//! | `pitchside` (this one) | the command line: `run` (wiring, signals, reload), `replay`, `simulate`, `tap`, `check-config`, `service-dropin`, `status`, `alerts`, `bench`; each command's options live beside it, `main.rs` only dispatches |
+//! | `pitchside-gateway` | state files, sources, sinks and uploads, telemetry, the venue console, MQTT, the daemon's pipeline task and encoder loop |
+//! | `pitchside-core` | plain data, configuration, table schemas, and the pure pipeline (decode, detect, windows, fatigue, device health) |
 //!
-//! `unsafe` is denied, not forbidden, for one measured need: asking the
-//! kernel whether the clock is synchronised (`adjtimex`, which neither `nix`
-//! nor `rustix` wraps) in [`util::clock::kernel_clock_synchronized`], the
-//! only function allowed it.
+//! Their modules are re-exported here under their own names, so a path
+//! such as `pitchside::pipeline::Pipeline` names the same item wherever it
+//! lives.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub use pitchside_core::{config, model, pipeline, tables, util};
+pub use pitchside_gateway::{console, daemon, mqtt, sinks, sources, state, telemetry};
+
 pub mod commands;
-pub mod config;
-pub mod console;
-pub mod model;
-pub mod mqtt;
-pub mod pipeline;
-pub mod sinks;
-pub mod sources;
-pub mod state;
-pub mod tables;
-pub mod telemetry;
-pub mod util;

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use pitchside::commands::{self, console};
+use pitchside::commands::{self, terminal};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
     match real_main() {
         Ok(code) => code,
         Err(e) => {
-            console::print_error(console::error_text(&e));
+            terminal::print_error(terminal::error_text(&e));
             if e.is::<commands::replay::NothingAccepted>() {
                 return commands::replay::EXIT_NOTHING_ACCEPTED.into();
             }

@@ -5,7 +5,6 @@
 //! RFC 3339 and epoch-ms times, late and duplicate lines), per kind, in
 //! steady state: every key seen, windows opening and closing.
 
-use pitchside::commands::bench::venue::VenueMix;
 use pitchside::config;
 use pitchside::model::SensorKind;
 use pitchside::pipeline::Pipeline;
@@ -13,6 +12,7 @@ use pitchside::sinks::writer::{
     RAW_ROW_GROUP_BYTES, RAW_ROW_GROUP_ROWS, ROW_GROUP_BYTES, ROW_GROUP_ROWS,
 };
 use pitchside::tables::RowGroupLimit;
+use pitchside::util::venue_mix::VenueMix;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 use counting_alloc::allocations;

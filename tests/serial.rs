@@ -86,7 +86,7 @@ fn simulate_writes_to_a_serial_port_that_the_gateway_reads() {
 }
 
 /// The hold queue's other side (its full side is a unit test in
-/// `src/sources/serial.rs`): a pipeline queue of 2 and a hold queue of 4
+/// `crates/pitchside-gateway/src/sources/serial.rs`): a pipeline queue of 2 and a hold queue of 4
 /// take 100 times the hold queue's bound in bursts of five lines, each
 /// burst sent once the last one is read, and drop nothing.
 #[test]

@@ -1,8 +1,8 @@
 //! `pitchside check-config`: the start-up checks of `run` on a config file
 //! (and board), without running; prints the effective configuration.
 
-use crate::commands::console::emit;
 use crate::commands::run::cli::board_from_env;
+use crate::commands::terminal::emit;
 use crate::config::{self, Config};
 use std::path::PathBuf;
 

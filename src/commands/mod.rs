@@ -7,7 +7,6 @@
 pub mod alerts;
 pub mod bench;
 pub mod check_config;
-pub mod console;
 pub mod logging;
 pub mod preflight;
 pub mod replay;
@@ -17,3 +16,4 @@ pub mod shutdown;
 pub mod simulate;
 pub mod status;
 pub mod tap;
+pub mod terminal;

@@ -1,7 +1,7 @@
 //! `pitchside service-dropin`: a systemd drop-in for pitchside.service sized
 //! to a board (MemoryMax, and PITCHSIDE_BOARD for `run`).
 
-use crate::commands::console::emit;
+use crate::commands::terminal::emit;
 use crate::config;
 use anyhow::Context as _;
 use std::path::PathBuf;

@@ -1,9 +1,9 @@
 //! `pitchside simulate`: sensor events (with injected anomalies and fatigue)
 //! as JSON lines, to stdout, a file, a serial port or an MQTT broker.
 
-use crate::commands::console::still_open;
 use crate::commands::logging::init_logging;
 use crate::commands::shutdown::shutdown_on_signals;
+use crate::commands::terminal::still_open;
 use crate::config::{self, SimulatorSection};
 use crate::sources::sim_output::SimOutput;
 use crate::sources::sim_profiles::{DeviceProfile, DeviceStream};

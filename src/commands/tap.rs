@@ -9,8 +9,8 @@
 //! `{"source", "received_at", "input", "reject": {"reason", "detail"}}`.
 //! Blank lines and CSV header lines print nothing.
 
-use crate::commands::console::still_open;
 use crate::commands::logging::init_logging;
+use crate::commands::terminal::still_open;
 use crate::config::sources::InputSource;
 use crate::config::{self, Config};
 use crate::model::{RawInput, Reject, RejectReason};

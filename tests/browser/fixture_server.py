@@ -1,5 +1,5 @@
 """Serves the console page on a fixed state doc, for layout checks that must
-not depend on live data: the three assets straight from src/console/assets,
+not depend on live data: the three assets straight from crates/pitchside-gateway/src/console/assets,
 GET /api/state = fixtures/state.json, and GET /api/events sending that doc as
 a `state` event every second (the API answers 503 while a test holds it). Nothing else (no acks, no pause): the live
 behaviour is tested against the real gateway in test_console_live.py.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-ASSETS = REPO / "src" / "console" / "assets"
+ASSETS = REPO / "crates" / "pitchside-gateway" / "src" / "console" / "assets"
 FIXTURE = HERE / "fixtures" / "state.json"
 TYPES = {"/": ("index.html", "text/html; charset=utf-8"),
          "/app.js": ("app.js", "text/javascript; charset=utf-8"),

@@ -77,7 +77,7 @@ fn print(event: &str, data: &str, json: bool) -> bool {
     let value: serde_json::Value = match serde_json::from_str(data) {
         Ok(v) => v,
         Err(e) => {
-            crate::commands::console::print_error(format!(
+            crate::commands::terminal::print_error(format!(
                 "the console sent a {event} event that is not JSON ({e}); skipped"
             ));
             return true;
@@ -92,7 +92,7 @@ fn print(event: &str, data: &str, json: bool) -> bool {
     let mut out = std::io::stdout().lock();
     let written = std::io::Write::write_all(&mut out, format!("{text}\n").as_bytes())
         .and_then(|()| std::io::Write::flush(&mut out));
-    crate::commands::console::still_open(written).unwrap_or(false)
+    crate::commands::terminal::still_open(written).unwrap_or(false)
 }
 
 /// The events URL and token from the options.

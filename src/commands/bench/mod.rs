@@ -4,9 +4,9 @@
 
 mod formats;
 pub mod mqtt;
-pub mod venue;
+pub use crate::util::venue_mix as venue;
 
-use crate::commands::console::emit;
+use crate::commands::terminal::emit;
 use crate::config;
 use crate::util::rng::Rng;
 use std::fmt;

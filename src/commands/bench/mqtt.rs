@@ -6,8 +6,8 @@
 //! QoS 1 events as fast as the broker takes them and reports how fast the
 //! gateway ingested them and whether it dropped any.
 
-use crate::commands::console::emit;
 use crate::commands::logging::init_logging;
+use crate::commands::terminal::emit;
 use crate::util::rng::Rng;
 use crate::util::time::parse_rfc3339;
 use anyhow::{bail, Context};

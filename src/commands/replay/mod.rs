@@ -11,8 +11,8 @@
 mod format;
 mod summary;
 
-use crate::commands::console::emit;
 use crate::commands::logging::init_logging;
+use crate::commands::terminal::emit;
 use crate::config::{self, Config};
 use crate::model::RejectReason;
 use crate::pipeline::Pipeline;

@@ -9,22 +9,17 @@
 //! `control` (SIGHUP reload, SIGUSR1 status), `simulator` (the built-in
 //! source), `error` (why start-up fails).
 
-mod alert_log;
-mod batch;
 pub mod cli;
-mod console;
 pub mod control;
-mod encoder;
 mod error;
-mod restore;
 mod simulator;
-pub mod task;
 
 use crate::commands::run::control::{control_task, Reloaders};
 use crate::commands::run::simulator::simulator_source;
-use crate::commands::run::task::{pipeline_task, PipelineParts};
 use crate::config::reload::Reloadable;
 use crate::config::Config;
+use crate::daemon::encoder;
+use crate::daemon::task::{pipeline_task, PipelineParts};
 use crate::model::RawInput;
 use crate::mqtt::conn::BrokerSettings;
 use crate::sinks::alerts::{AlertPublisher, AlertSender, AlertSettings, AlertStats};

@@ -3,7 +3,7 @@
 
 mod lines;
 
-use crate::commands::console::{emit, error_text, print_error, still_open};
+use crate::commands::terminal::{emit, error_text, print_error, still_open};
 use crate::config;
 use crate::telemetry::parse_metrics;
 use crate::util::time::{format_rfc3339, now_micros};

@@ -23,7 +23,9 @@ pub struct Batch {
     pub checkpoint: Option<Checkpoint>,
 }
 
-pub(crate) async fn send(
+/// Sends rows to the encoder without a checkpoint (counted as lost if the
+/// encoder has stopped).
+pub async fn send(
     tx: &mpsc::Sender<Batch>,
     tables: Vec<TableBuffer>,
     flush: bool,
@@ -53,7 +55,7 @@ async fn send_batch(tx: &mpsc::Sender<Batch>, b: Batch, stats: &UploadStats) {
 /// sends them, waiting for a place in `pipeline.encode_queue` (the replay
 /// is synchronous: `block_in_place` on the multi-thread runtime `run` uses;
 /// on another runtime the rows wait for the first flush).
-pub(crate) fn send_replayed(
+pub fn send_replayed(
     tx: &mpsc::Sender<Batch>,
     p: &mut Pipeline,
     limit: RowGroupLimit,
@@ -88,7 +90,7 @@ fn count_lost(b: &Batch, stats: &UploadStats) {
 
 /// A flush with a checkpoint of the state the flushed rows came from; the
 /// journal starts a new generation, and older ones go once it is durable.
-pub(crate) async fn flush_with_checkpoint(
+pub async fn flush_with_checkpoint(
     tx: &mpsc::Sender<Batch>,
     p: &mut Pipeline,
     recorder: &mut Recorder,

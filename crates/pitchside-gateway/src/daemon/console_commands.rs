@@ -14,7 +14,7 @@ use crate::util::time::now_micros;
 /// the console's 200 loses nothing (journal replay writes it again). An ack
 /// of an alert by someone who already acked it (a retry after a 503 or a
 /// lost answer) is answered with the first record and written nowhere.
-pub(super) fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
+pub fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
     match cmd {
         Command::Ack {
             alert_id,
@@ -56,6 +56,6 @@ pub(super) fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
 
 /// Once a second: the device statuses to the console (which sends its
 /// `state` event on them).
-pub(super) fn publish(p: &Pipeline, feed: &ConsoleFeed) {
+pub fn publish(p: &Pipeline, feed: &ConsoleFeed) {
     feed.devices(p.device_statuses(), p.health_paused());
 }

@@ -7,7 +7,7 @@ use crate::util::time::format_rfc3339;
 use tracing::info;
 
 /// Logs one line per alert.
-pub(super) fn log_alerts(alerts: &[LiveAlert]) {
+pub fn log_alerts(alerts: &[LiveAlert]) {
     for a in alerts {
         match a {
             // An `Option` field is left out of the line when it is `None`.

@@ -183,7 +183,7 @@ fn check_endpoint(
     if endpoint.is_empty() {
         return;
     }
-    let url = match reqwest::Url::parse(endpoint) {
+    let url = match url::Url::parse(endpoint) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => url,
         _ => {
             return p.push(format!(

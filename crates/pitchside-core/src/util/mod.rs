@@ -15,3 +15,4 @@ pub mod rng;
 pub mod strftime;
 pub mod time;
 pub mod units;
+pub mod venue_mix;

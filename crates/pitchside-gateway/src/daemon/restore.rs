@@ -13,7 +13,7 @@ use std::time::Duration;
 use tracing::{error, info};
 
 /// How often the journal is made durable (`output.sync_interval`).
-pub(crate) fn sync_interval(config: &Config) -> Duration {
+pub fn sync_interval(config: &Config) -> Duration {
     Duration::from_micros(config.output.sync_interval.max(1) as u64)
 }
 
@@ -25,7 +25,7 @@ const HAND_OVER_EVERY: u32 = 1024;
 /// with the journal recorder of this run. Every [`HAND_OVER_EVERY`] inputs
 /// of the replay, `hand_over` may take the pipeline's full row groups to
 /// the encoder, so that a long journal is not held in memory as rows.
-pub(crate) fn restore(
+pub fn restore(
     config: &Config,
     checkpoint: Option<Vec<u8>>,
     state_stats: &Arc<StateStats>,

@@ -228,7 +228,7 @@ mod tests {
     use super::*;
 
     fn boards() -> Vec<std::path::PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
+        let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("boards");
         let mut v: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
@@ -243,7 +243,7 @@ mod tests {
     fn every_board_file_validates_with_every_venue_config() {
         let boards = boards();
         assert!(boards.len() >= 5, "Pi Zero 2 W, 3, 4, 5, CM4");
-        let config_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        let config_dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("config");
         for b in &boards {
             for venue in ["example-venue.toml", "demo.toml"] {
                 load_with_board(&config_dir.join(venue), b)
@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn every_board_is_found_by_its_device_tree_model_and_gets_a_dropin() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
+        let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("boards");
         for (model, file, max) in [
             ("Raspberry Pi 4 Model B Rev 1.4\0", "pi4.toml", 512u64 << 20),
             ("Raspberry Pi 400 Rev 1.0\0", "pi4.toml", 512 << 20),

@@ -120,7 +120,7 @@ fn build(table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
 }
 
 /// The built-in demo configuration (`config/demo.toml`): simulator → `./outbox`.
-pub const DEMO: &str = include_str!("../../config/demo.toml");
+pub const DEMO: &str = include_str!("../../../../config/demo.toml");
 
 #[cfg(test)]
 mod tests;

@@ -2,10 +2,10 @@
 //! journals them, runs the [`Pipeline`], hands row groups and flushes (with
 //! checkpoints) to the encoder, publishes alerts and progress.
 
-use crate::commands::run::alert_log::log_alerts;
-use crate::commands::run::batch::{flush_with_checkpoint, send, send_replayed, Batch};
-use crate::commands::run::restore::{restore, sync_interval};
 use crate::config::Config;
+use crate::daemon::alert_log::log_alerts;
+use crate::daemon::batch::{flush_with_checkpoint, send, send_replayed, Batch};
+use crate::daemon::restore::{restore, sync_interval};
 use crate::model::RawInput;
 use crate::pipeline::{clock_input, ClockChange, Pipeline};
 use crate::sinks::alerts::{AlertSender, NotifyCooldown};
@@ -25,25 +25,34 @@ use tokio::sync::mpsc;
 use tracing::info;
 
 /// What the pipeline task owns and talks to.
-pub(crate) struct PipelineParts {
-    pub(crate) config: Config,
-    pub(crate) rx: mpsc::Receiver<RawInput>,
-    pub(crate) tables: mpsc::Sender<Batch>,
-    pub(crate) stats: Arc<UploadStats>,
-    pub(crate) state_stats: Arc<StateStats>,
-    pub(crate) snapshot: Arc<Mutex<MetricsSnapshot>>,
-    pub(crate) alert_out: Option<AlertSender>,
-    pub(crate) checkpoint: Option<Vec<u8>>,
-    pub(crate) heartbeat: Heartbeat,
+pub struct PipelineParts {
+    /// The validated config the gateway started with.
+    pub config: Config,
+    /// The sources' inputs (bounded: `pipeline.input_queue`).
+    pub rx: mpsc::Receiver<RawInput>,
+    /// Batches to the encoder (bounded: `pipeline.encode_queue`).
+    pub tables: mpsc::Sender<Batch>,
+    /// Upload counters, shared with the uploader and telemetry.
+    pub stats: Arc<UploadStats>,
+    /// Journal and checkpoint counters.
+    pub state_stats: Arc<StateStats>,
+    /// The metrics snapshot this task refreshes for `/metrics` and the console.
+    pub snapshot: Arc<Mutex<MetricsSnapshot>>,
+    /// Alerts out over MQTT, when `[alerts.mqtt]` is set.
+    pub alert_out: Option<AlertSender>,
+    /// The checkpoint to restore from, if the spool had one.
+    pub checkpoint: Option<Vec<u8>>,
+    /// The systemd watchdog's heartbeat, fed as the task makes progress.
+    pub heartbeat: Heartbeat,
     /// Reloaded settings (SIGHUP); the current value is already in `config`.
-    pub(crate) reload: tokio::sync::watch::Receiver<Arc<crate::config::reload::Reloadable>>,
+    pub reload: tokio::sync::watch::Receiver<Arc<crate::config::reload::Reloadable>>,
     /// The venue console, when `console.listen` is set.
-    pub(crate) console: Option<crate::console::ConsoleLink>,
+    pub console: Option<crate::console::ConsoleLink>,
 }
 
 /// Runs until the sources' channel closes, then flushes every table with a
 /// final checkpoint.
-pub(crate) async fn pipeline_task(parts: PipelineParts) {
+pub async fn pipeline_task(parts: PipelineParts) {
     let PipelineParts {
         config,
         mut rx,
@@ -112,7 +121,7 @@ pub(crate) async fn pipeline_task(parts: PipelineParts) {
             _ = flush.tick() => task.flush().await,
             _ = report.tick() => task.report(),
             cmd = next_command(&mut commands) => match cmd {
-                Some(cmd) => super::console::handle(&mut task.p, &mut task.recorder, cmd),
+                Some(cmd) => super::console_commands::handle(&mut task.p, &mut task.recorder, cmd),
                 None => commands = None,
             },
             _ = second.tick() => task.every_second(),
@@ -225,7 +234,7 @@ impl Task {
     /// Device statuses to the console.
     fn publish_console(&self) {
         if let Some(feed) = &self.console {
-            super::console::publish(&self.p, feed);
+            super::console_commands::publish(&self.p, feed);
         }
     }
 

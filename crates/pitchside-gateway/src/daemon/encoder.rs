@@ -2,8 +2,8 @@
 //! to Parquet files in the spool, hands finished files to the uploader's
 //! queue, and writes each flush's checkpoint once its rows are durable.
 
-use crate::commands::run::batch::{Batch, Checkpoint};
 use crate::config::Config;
+use crate::daemon::batch::{Batch, Checkpoint};
 use crate::sinks::spool::{Spool, SpooledFile};
 use crate::sinks::spool_queue::{lock, SharedQueue};
 use crate::sinks::writer::TableWriter;
@@ -20,7 +20,7 @@ use tracing::error;
 /// to `queue` (waking the uploader); returns where the pipeline task sends
 /// it batches (`pipeline.encode_queue`), and the thread. The thread ends
 /// when that sender is dropped.
-pub(crate) fn start(
+pub fn start(
     config: &Config,
     spool: Spool,
     queue: SharedQueue,

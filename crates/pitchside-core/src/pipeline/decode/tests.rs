@@ -367,7 +367,7 @@ fn an_untrusted_clock_suspends_max_future_but_not_the_2020_floor() {
 
 /// `n` lines of the venue mix (`bench --mix venue`), without their newlines.
 fn venue_lines(n: usize) -> Vec<String> {
-    let mut mix = crate::commands::bench::venue::VenueMix::new(50, 3);
+    let mut mix = crate::util::venue_mix::VenueMix::new(50, 3);
     (0..n)
         .map(|_| {
             let mut s = String::new();

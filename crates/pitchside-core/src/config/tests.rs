@@ -25,7 +25,7 @@ fn problems(text: &str) -> String {
 
 #[test]
 fn every_file_in_config_dir_loads_and_validates() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("config");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

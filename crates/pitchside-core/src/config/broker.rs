@@ -142,8 +142,26 @@ pub(super) fn topic_ok(s: &str, wildcards: bool) -> bool {
         && s.len() <= 1024
         && !s.contains('\0')
         && (if wildcards {
-            rumqttc::valid_filter(s)
+            filter_ok(s)
         } else {
             !s.contains(['+', '#'])
         })
+}
+
+/// MQTT's rules for wildcards in a filter: `+` fills a whole level, `#` fills
+/// the whole last level (`a/+/c`, `a/#`; not `a+`, `a/#/c`, `a/b#`).
+fn filter_ok(s: &str) -> bool {
+    let mut levels = s.split('/').peekable();
+    while let Some(level) = levels.next() {
+        let last = levels.peek().is_none();
+        let ok = match level {
+            "+" => true,
+            "#" => last,
+            _ => !level.contains(['+', '#']),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
 }
