@@ -1,7 +1,7 @@
 //! Restarts: the gateway resumes from its checkpoint, sets a damaged one
 //! aside, and a `kill -9` leaves nothing half-written and no sequence gaps.
 
-mod common;
+use crate::common;
 
 use common::services::{fast_config, free_port, wait_until, Gateway};
 use common::*;

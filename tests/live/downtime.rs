@@ -2,7 +2,7 @@
 //! (`gateway_downtime_ms`), so a window cut short by a restart does not look
 //! complete; windows it ran through say 0.
 
-mod common;
+use crate::common;
 
 use common::services::*;
 use common::*;

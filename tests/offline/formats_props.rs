@@ -26,7 +26,7 @@ const HEADER: &str = "[venue]\nid = \"props\"\ngateway_id = \"gw-props\"\n\
 [metrics]\nlisten = \"\"\n";
 
 /// A BLE bridge's JSON: nested pointers, array indexes, the kind from the input.
-const JSON: &str = include_str!("../fuzz/maps/json.toml");
+const JSON: &str = include_str!("../../fuzz/maps/json.toml");
 
 /// A ball tracker's CSV with a header line, `;` apart (exact: no scale).
 const CSV: &str = r#"

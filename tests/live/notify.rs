@@ -3,7 +3,7 @@
 //! message, one log line) while the `alerts` table holds every alert, and
 //! `pitchside status` says how many were held back.
 
-mod common;
+use crate::common;
 
 use common::broker::{mqtt_source, MqttRig};
 use common::*;

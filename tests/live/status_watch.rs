@@ -3,7 +3,7 @@
 //! between; it keeps going while the gateway is away; it ends quietly when
 //! the reader goes.
 
-mod common;
+use crate::common;
 
 use common::services::*;
 use common::*;

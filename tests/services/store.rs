@@ -2,7 +2,7 @@
 //! signatures), moto (a second S3 opinion) and Azurite. Outage and recovery,
 //! the spool's ceiling, and wrong credentials.
 
-mod common;
+use crate::common;
 
 use common::services::{free_port, wait_until, Gateway};
 use common::stores::{Kind, Server, ACCESS_KEY, AZ_KEY, SECRET_KEY};

@@ -10,7 +10,7 @@
 //! needs a reason in its commit. To see new digests, run this test and read
 //! the failure message.
 
-mod common;
+use crate::common;
 
 use common::*;
 use parquet::file::reader::{FileReader, SerializedFileReader};

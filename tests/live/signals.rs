@@ -2,7 +2,7 @@
 //! (and names what needs a restart), keeps running on a broken config;
 //! SIGUSR1/SIGUSR2 do not stop it; SIGTERM and SIGINT drain, each logged.
 
-mod common;
+use crate::common;
 
 use common::services::*;
 use common::*;

@@ -4,7 +4,7 @@
 //! real mosquitto reports a device that stops publishing as `silent` on
 //! `{prefix}/device/{id}`, even though nothing else arrives, then `back`.
 
-mod common;
+use crate::common;
 
 use common::broker::{mqtt_source, MqttRig};
 use common::services::*;

@@ -3,7 +3,7 @@
 //! (a serial adapter not plugged in yet, a spool disk too small for the
 //! limits) is a warning in both.
 
-mod common;
+use crate::common;
 
 use common::serial::serial_source;
 use common::services::{free_port, Gateway};

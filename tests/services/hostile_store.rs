@@ -3,7 +3,7 @@
 //! and a power cut right after a `file://` upload. Each runs the real
 //! binary against a real store (a local folder, s3s-fs or Azurite on loopback).
 
-mod common;
+use crate::common;
 
 use common::services::{free_port, have, wait_until, Gateway};
 use common::stores::{Kind, Server, Uplink, ACCESS_KEY, AZ_KEY, SECRET_KEY};

@@ -4,7 +4,7 @@
 //! `bench-mqtt`'s child dying with it, and a prompt shutdown with an alert
 //! output that has nothing queued.
 
-mod common;
+use crate::common;
 
 use common::broker::{MqttRig, PROGRAMS};
 use common::serial::SerialRig;

@@ -11,7 +11,7 @@
 //! - a `kill -9` before any flush: the journal replays the meter's lines
 //!   through the same map.
 
-mod common;
+use crate::common;
 
 use common::broker::{MqttRig, PASSWORD_ENV};
 use common::serial::{Pty, SerialRig};

@@ -1,7 +1,7 @@
 //! The venue console end to end (SPEC §10): the real binary fed by its
 //! simulator, a plain HTTP client over TCP (and rustls for HTTPS).
 
-mod common;
+use crate::common;
 
 use common::console::{get, http, parse, request_text, Event, Events};
 use common::services::{free_port, Gateway};

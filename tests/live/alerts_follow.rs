@@ -6,7 +6,7 @@
 //! command with what to do and the right one (here from the gateway's own
 //! config) lets it in.
 
-mod common;
+use crate::common;
 
 use common::services::*;
 use common::*;

@@ -5,7 +5,7 @@
 //! after de-duplicating on `alert_id` and the natural keys, as the lakehouse
 //! MERGE does.
 
-mod common;
+use crate::common;
 
 use common::broker::{mqtt_source, MqttRig};
 use common::services::*;

@@ -2,7 +2,7 @@
 //! back with the `parquet` crate: schemas, row counts, a hand-computed window
 //! and alert, one reject per reason.
 
-mod common;
+use crate::common;
 
 use common::*;
 use parquet::basic::{Compression, LogicalType, TimeUnit};

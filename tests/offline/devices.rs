@@ -5,7 +5,7 @@
 //! use pitchside's decoder). And `simulate --as <profile>` writes lines the
 //! profile reads back, with the simulator's values.
 
-mod common;
+use crate::common;
 
 use common::*;
 use parquet::record::Field;

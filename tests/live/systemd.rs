@@ -2,7 +2,7 @@
 //! verify` without a warning, and the daemon reports readiness and feeds the
 //! watchdog over `NOTIFY_SOCKET`.
 
-mod common;
+use crate::common;
 
 use common::services::{fast_config, free_port, have, Gateway};
 use std::os::unix::net::UnixDatagram;

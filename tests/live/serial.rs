@@ -2,7 +2,7 @@
 //! by another program arrive as events, bad lines land in `rejects`, and the
 //! reader picks the device up again after its far end closes and reopens.
 
-mod common;
+use crate::common;
 
 use common::serial::{serial_source, Pty, SerialRig};
 use common::services::*;

@@ -4,7 +4,7 @@
 //! rejects it as `too_large` (journaling only its first bytes), later
 //! messages flow, and a restart does not meet the message again.
 
-mod common;
+use crate::common;
 
 use common::broker::{mqtt_source, MqttRig, PASSWORD_ENV};
 use common::services::*;

@@ -4,7 +4,7 @@
 //! issue 11 (no header, FNV-1a records), made here the old way: replayed
 //! once after an upgrade, then replaced.
 
-mod common;
+use crate::common;
 
 use common::services::*;
 use common::tmpfs::Tmpfs;

@@ -1,7 +1,7 @@
 //! `pitchside run` end to end: the simulator feeds the daemon, tables appear
 //! in the store, the metrics endpoint answers, SIGTERM drains cleanly.
 
-mod common;
+use crate::common;
 
 use common::services::{free_port, get_metrics, http_get};
 use common::*;

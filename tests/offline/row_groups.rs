@@ -3,7 +3,7 @@
 //! before 8,192 rows, over more than ten times that much data, and every row
 //! arrives.
 
-mod common;
+use crate::common;
 
 use common::*;
 use parquet::file::reader::{FileReader, SerializedFileReader};

@@ -3,7 +3,7 @@
 //! gateway survives a broker restart and a stop of its own (persistent
 //! session); bad credentials and a wrong CA give clear errors.
 
-mod common;
+use crate::common;
 
 use common::broker::{mqtt_source, Broker, MqttRig, PASSWORD, PASSWORD_ENV, USER};
 use common::services::*;
