@@ -5,13 +5,13 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod check_config;
+mod checkpoint;
+mod ci_cache;
 mod contract;
+mod devices;
+mod formats_props;
 mod golden;
 mod house;
 mod replay;
 mod row_groups;
-mod formats_props;
-mod check_config;
-mod devices;
-mod checkpoint;
-mod ci_cache;

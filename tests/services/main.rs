@@ -5,7 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod hostile_store;
 mod mqtt;
 mod mqtt_oversized;
 mod store;
-mod hostile_store;

@@ -4,8 +4,8 @@
 
 use crate::config::Config;
 use crate::daemon::batch::{Batch, Checkpoint};
+use crate::sinks::spool::queue::{lock, SharedQueue};
 use crate::sinks::spool::{Spool, SpooledFile};
-use crate::sinks::spool_queue::{lock, SharedQueue};
 use crate::sinks::writer::TableWriter;
 use crate::sinks::UploadStats;
 use crate::state::StateStats;

@@ -3,10 +3,8 @@
 
 pub mod alerts;
 pub mod heap;
-pub mod outage;
 pub mod parquet;
 pub mod spool;
-pub mod spool_queue;
 pub mod stats;
 pub mod store;
 pub mod upload;

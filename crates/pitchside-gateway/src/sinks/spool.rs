@@ -19,6 +19,8 @@ mod durable;
 mod names;
 mod seq;
 
+pub mod queue;
+
 pub use names::{max_seq_in_folder, object_key, remove_uploaded, seq_of};
 pub use seq::SeqCounters;
 

@@ -16,21 +16,22 @@
 //! the conflict counted and logged.
 //!
 //! The files waiting and the spool's ceilings live in
-//! [`super::spool_queue::SpoolQueue`], shared with the encoder.
+//! [`super::spool::queue::SpoolQueue`], shared with the encoder.
 
+pub mod outage;
 mod sequence;
 
 pub use sequence::continue_store_sequence;
 
-use super::outage::OutageLog;
+pub use super::spool::queue::{free_disk, SpoolLimits, MAX_BACKOFF, MIN_BACKOFF};
+use super::spool::queue::{lock, SharedQueue, SpoolQueue};
 use super::spool::{Numbering, SpooledFile};
-pub use super::spool_queue::{free_disk, SpoolLimits, MAX_BACKOFF, MIN_BACKOFF};
-use super::spool_queue::{lock, SharedQueue, SpoolQueue};
 use super::store::{Put, Store, StoreError};
 use crate::sinks::UploadStats;
 use crate::util::log_limit::LogLimiter;
 use crate::util::rng::Rng;
 use crate::util::time::now_micros;
+use outage::OutageLog;
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

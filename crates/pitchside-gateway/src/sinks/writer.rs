@@ -14,8 +14,8 @@
 //! `pitchside_lost_rows_total` and logged at ERROR.
 
 use super::parquet::{properties, ParquetFile};
+use super::spool::queue::{free_disk, lock, SharedQueue};
 use super::spool::{Spool, SpoolError, SpooledFile};
-use super::spool_queue::{free_disk, lock, SharedQueue};
 use crate::config::Config;
 use crate::sinks::UploadStats;
 use crate::tables::{ColumnBuf, RowGroupLimit, TableBuffer, TableId};

@@ -2,7 +2,7 @@
 //! at every permanent one), then once a minute while it lasts, so that a
 //! long outage is never silent; its end at INFO, with how long it lasted.
 
-use super::store::StoreError;
+use crate::sinks::store::StoreError;
 use std::time::{Duration, Instant};
 
 /// How often a store that goes on failing is logged again.

@@ -27,7 +27,7 @@ mod aside;
 
 pub use aside::{MAX_BACKOFF, MIN_BACKOFF};
 
-use super::spool::{remove_uploaded, SpooledFile};
+use super::{remove_uploaded, SpooledFile};
 use crate::sinks::UploadStats;
 use crate::tables::TableId;
 use aside::SetAside;
