@@ -13,7 +13,10 @@ use crate::util::time::format_rfc3339;
 use tracing::warn;
 
 impl Pipeline {
-    /// Processes one input at wall-clock time `clock`.
+    /// Processes one input at wall-clock time `clock`. (`#[inline]`, like
+    /// `process_line`: the daemon and `replay` call it from the crates
+    /// above, once an input.)
+    #[inline]
     pub fn process(&mut self, input: &RawInput, clock: Micros) {
         self.guard.tick(clock);
         let unknown = &mut self.out.counters.unknown_fields;
@@ -32,6 +35,7 @@ impl Pipeline {
 
     /// Line `line` (1-based) of a file: as [`Pipeline::process_bytes`], and
     /// a reject's detail starts with `line {line}: `.
+    #[inline]
     pub fn process_line(
         &mut self,
         source: &str,
