@@ -13,7 +13,7 @@
 //! ```
 //!
 //! The folders are layers; a module imports only from layers below its own
-//! (README "Architecture" draws the same picture, and `tests/house.rs`
+//! (`docs/src/architecture.md` draws the same picture, and `tests/house.rs`
 //! checks it):
 //!
 //! | layer | what |
@@ -30,10 +30,13 @@
 //! | [`config`] | TOML → typed config, reload plans, boards |
 //! | [`util`], [`model`] | time and units, hashing, codec, RNG, backoff, clock; plain data |
 //!
-//! `unsafe` is denied, not forbidden, for one measured need: asking the
-//! kernel whether the clock is synchronised (`adjtimex`, which neither `nix`
-//! nor `rustix` wraps) in [`util::clock::kernel_clock_synchronized`], the
-//! only function allowed it.
+//! `unsafe` is denied, not forbidden, for two measured needs, each in the one
+//! function allowed it: asking the kernel whether the clock is synchronised
+//! (`adjtimex`, which neither `nix` nor `rustix` wraps) in
+//! [`util::clock::kernel_clock_synchronized`], and setting glibc's allocator
+//! thresholds (`mallopt`) once, at the first `raw` row group, in
+//! `sinks::heap::set_thresholds` (called through
+//! [`sinks::heap::keep_freed_memory`]).
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -1,4 +1,4 @@
-//! The house rules of `src/` (README "Architecture"), checked:
+//! The house rules of `src/` (docs/src/architecture.md), checked:
 //! - every top-level module is a layer, and non-test code imports only from
 //!   layers below its own or from its own folder;
 //! - no two files import each other, directly or round a loop;
