@@ -5,8 +5,8 @@
 //! it, and the kernel maps 64 KiB of the file around every page it faults in:
 //! 7 MiB of code were resident. `link/<target>.order` lists the functions that
 //! `bench --mix venue`, `replay` and `run` call (those of `run` alone last);
-//! lld places them together (`scripts/symbol-order.sh` writes the list, README
-//! "Performance"). A name in the list that the binary does not have is skipped,
+//! lld places them together (`scripts/symbol-order.sh` writes the list,
+//! docs/src/performance.md). A name in the list that the binary does not have is skipped,
 //! so a stale list costs memory, never correctness.
 
 use std::env;

@@ -134,7 +134,7 @@ unit_test_opts=()
 for p in pitchside proptest rustix linux-raw-sys tempfile; do
   unit_test_opts+=(--config "profile.release.package.$p.opt-level=1")
 done
-# Profile-guided optimization (README "Performance"): the release binary and the
+# Profile-guided optimization (docs/src/performance.md): the release binary and the
 # unit tests (which share its dependencies) are built from link/<triple>.profdata,
 # the counts of a build with counters that ran the gateway's work under qemu
 # (--profile makes it again: scripts/pgo-profile.sh), where the target's std has

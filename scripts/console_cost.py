@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What the venue console costs: CPU and memory of `pitchside run` at a given
-event rate with 0 and with N consoles open (SPEC §10; README "Venue console").
+event rate with 0 and with N consoles open (SPEC §10; docs/src/performance.md, "Venue console").
 
 Each console is what a browser tab does: one GET /api/state, then the event
 stream GET /api/events read continuously. The gateway runs the built-in

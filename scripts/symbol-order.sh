@@ -10,7 +10,7 @@
 # every page it faults in, so 7 MiB of it ended up resident. build.rs hands the
 # linker (lld) link/<target>.order, the functions that `bench --mix venue`,
 # `replay` (raw off and on) and `run` on the demo call, those of `run` alone
-# last, so that they lie together (README "Performance").
+# last, so that they lie together (docs/src/performance.md).
 #
 # Without arguments: relinks the release binary with its symbols, runs those
 # workloads under valgrind (callgrind) and writes link/<target>.order.

@@ -4,6 +4,7 @@
 #   - Rust tests (unit, property, integration against the real binary)
 #   - Python tests of the lakehouse side (ingest/: local Spark + delta-rs)
 #   - browser tests of the venue console (tests/browser/: headless chromium)
+#   - the book (docs/): built with mdbook, every relative link and anchor checked
 # Servers the tests start bind to 127.0.0.1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,11 +72,24 @@ if ! command -v azurite-blob >/dev/null 2>&1; then
   timed "npm install azurite" npm install -g --silent azurite@3.35.0
 fi
 
+# The book (docs/): mdbook, pinned, into ~/.cargo/bin like s3s-fs. Without its
+# default features (serve, watch, search): only `mdbook build` is used, which
+# keeps the install small (1 m 48 s on 2 shared cores).
+MDBOOK_VERSION=0.5.4
+if [ "$(mdbook --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
+  say "installing mdbook $MDBOOK_VERSION (cargo install, about 2 minutes)"
+  timed "cargo install mdbook" cargo install "mdbook@$MDBOOK_VERSION" --locked --no-default-features --force
+fi
+
+say "the book (docs/): build and link check"
+mdbook build docs
+python3 scripts/check_links.py
+
 say "cargo test"
 cargo test --all-targets
 
 say "console browser tests (tests/browser/)"
-# Headless chromium against the binary cargo just built; saves docs/console.png.
+# Headless chromium against the binary cargo just built; saves docs/src/images/console.png.
 PITCHSIDE_BIN="$(pwd)/target/debug/pitchside" python3 -m pytest tests/browser -q
 
 say "lakehouse tests (ingest/)"

@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DOCS = REPO / "docs"
+DOCS = REPO / "docs" / "src" / "images"
 VENUE = "testvenue"
 # Requests go straight to 127.0.0.1, whatever *_proxy says.
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -1,7 +1,7 @@
 """The console against a real `pitchside run` (simulator + one serial strap the
 test writes to): players, an alert arriving live, an ack crossing from one
 tablet to another, a strap going silent and coming back, the half-time pause,
-and a gateway restart. Saves docs/console.png and docs/console-alert.png."""
+and a gateway restart. Saves docs/src/images/console.png and console-alert.png (the book shows them)."""
 
 from __future__ import annotations
 

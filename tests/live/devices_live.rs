@@ -290,7 +290,7 @@ fn ble_heart_rate_straps_over_mqtt_take_device_and_player_from_the_topic_and_tim
     broker.publish(STRAP_7, &[strap("C7:1A:2B:3C:4D:5E", 151)]);
     broker.publish(STRAP_9, &[strap("AA:BB:CC:DD:EE:FF", 138)]);
     // A bridge that lost the reading: no /hr/bpm, so no metric at all
-    // (`no_metrics`, README "Values"; the detail says where it looked).
+    // (`no_metrics`, docs/src/devices.md, "Values"; the detail says where it looked).
     broker.publish(
         STRAP_7,
         &[r#"{"id":"C7:1A:2B:3C:4D:5E","hr":{},"rssi":-61}"#.to_string()],

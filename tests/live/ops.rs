@@ -486,7 +486,7 @@ fn bench_keeps_its_files_in_a_relative_dir() {
         String::from_utf8_lossy(&out.stderr)
     );
     // The replay's minor page faults: memory freed and faulted in again
-    // shows here (README "Performance").
+    // shows here (docs/src/performance.md).
     let text = String::from_utf8_lossy(&out.stdout);
     let faults: u64 = text
         .lines()

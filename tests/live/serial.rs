@@ -234,7 +234,7 @@ fn a_misspelled_metric_is_counted_by_name_and_the_clock_state_decides_on_future_
     let unsynced_events = gw.metric("pitchside_clock_unsynced_events_total");
     // Two hours ahead is implausible either way: against a synchronised
     // clock, and, unsynchronised, because one device alone never vouches
-    // for a time ahead of the clock (README "Clock not synchronised").
+    // for a time ahead of the clock (docs/src/semantics.md, "Clock not synchronised").
     if synced {
         assert_eq!((implausible, unsynced_events), (1.0, 0.0));
     } else {
