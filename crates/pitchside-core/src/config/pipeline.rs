@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct PipelineSection {
     /// Inputs queued between the sources and the pipeline (default 8192). When
-    /// full, sources wait (serial, simulator) — see the README for MQTT.
+    /// full, sources wait (serial, simulator) — see docs/src/sources.md for MQTT.
     pub input_queue: u32,
     /// Finished table batches queued for the Parquet encoder (default 4).
     pub encode_queue: u32,

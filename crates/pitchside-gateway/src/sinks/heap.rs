@@ -8,7 +8,7 @@
 //! once a few hundred KiB of it are free, so each row group faulted the same
 //! memory in again: with `raw` on, a replay of 1,000,000 venue lines took
 //! 43,000 page faults and a tenth of its time in the kernel zeroing pages
-//! (README "Performance").
+//! (docs/src/perf-log.md).
 //!
 //! [`keep_freed_memory`] asks glibc to serve blocks under [`MMAP_THRESHOLD`]
 //! from its heap and to keep up to [`TRIM_THRESHOLD`] of free heap, so that a

@@ -43,7 +43,7 @@ pub const ROW_GROUP_ROWS: usize = 8_192;
 /// and a table that fills slowly (alerts) would hold its rows until the flush.
 /// Bounds the table buffers together to about this much per busy table. At
 /// 1 MiB the peak RSS of a 1,000,000-line venue replay was 1.6 MiB higher
-/// (README "Performance").
+/// (docs/src/perf-log.md).
 pub const ROW_GROUP_BYTES: usize = 512 << 10;
 
 /// [`ROW_GROUP_ROWS`] for the `raw` table, one row a reading: twice as many
@@ -54,7 +54,7 @@ pub const ROW_GROUP_BYTES: usize = 512 << 10;
 /// replay of 1,000,000 venue lines with `raw` on took 406 fewer instructions
 /// an event (13,484 → 13,078, −3.0 %) and 15 % less time (median of seven,
 /// 2.19 → 1.87 s), for 1 MiB more peak RSS. At 32,768 rows: −682, no faster
-/// than 16,384, 3.5 MiB more (README "Performance").
+/// than 16,384, 3.5 MiB more (docs/src/perf-log.md).
 pub const RAW_ROW_GROUP_ROWS: usize = 16_384;
 
 /// [`ROW_GROUP_BYTES`] for the `raw` table: [`RAW_ROW_GROUP_ROWS`] of its

@@ -73,7 +73,7 @@ impl Pipeline {
                 clock = %format_rfc3339(clock),
                 "The kernel reports the system clock unsynchronised (no NTP answer yet, no RTC?): \
                  event times are judged against the time the devices agree on instead \
-                 (limits.max_future ahead of it at most; README \"Clock not synchronised\"); \
+                 (limits.max_future ahead of it at most; docs: semantics.md, \"Clock not synchronised\"); \
                  counted in pitchside_clock_unsynced_events_total and \
                  pitchside_clock_unvouched_events_total."
             );
