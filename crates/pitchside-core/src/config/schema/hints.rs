@@ -116,7 +116,7 @@ pub(super) fn unknown(full: &str, name: &str, path: &str, keys: &[Key]) -> Strin
     let as_file = format!("{name}_file");
     if keys.iter().any(|k| k.name == as_file) {
         return format!(
-            "{full}: secrets are never written in the config; name a file holding it with {as_file} (or use the environment; docs: configuration.md, "Cloud credentials")"
+            "{full}: secrets are never written in the config; name a file holding it with {as_file} (or use the environment; docs: configuration.md, section Cloud credentials)"
         );
     }
     let close = keys

@@ -27,7 +27,7 @@ pub enum StoreError {
     },
     /// No credentials were configured, so the store's client asked the
     /// cloud's instance metadata service, which gave none. Permanent.
-    #[error("upload of {key} to {url} failed: the store's credentials could not be obtained from the cloud's instance metadata service ({source}); configure credentials (see output.s3 / output.azure / output.gcs; docs: configuration.md, "Cloud credentials"), or on a cloud VM check its instance role or managed identity")]
+    #[error("upload of {key} to {url} failed: the store's credentials could not be obtained from the cloud's instance metadata service ({source}); configure credentials (see output.s3 / output.azure / output.gcs; docs: configuration.md, section Cloud credentials), or on a cloud VM check its instance role or managed identity")]
     Credentials {
         /// Store URL.
         url: String,
