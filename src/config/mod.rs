@@ -46,7 +46,9 @@ pub use metrics::{MetricsConfig, MetricsSection};
 pub use output::cloud::{default_credentials, AzureSection, GcsSection, S3Section};
 pub use output::{OutputConfig, OutputSection};
 pub use pipeline::{PipelineConfig, PipelineSection};
+pub(crate) use schema::declare::section;
 pub use schema::hints::exact_size;
+pub use schema::reference;
 pub use sources::mqtt::{MqttSourceSection, MqttSubscription};
 pub use sources::serial::SerialSection;
 pub use sources::simulator::SimulatorSection;
@@ -92,7 +94,12 @@ fn toml_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
 /// Checks the shape of `table` against the schema and deserializes what is
 /// left of it: the file (if the remaining keys are enough) and every problem.
 fn structure(mut table: toml::Table, origin: &str) -> (Option<ConfigFile>, Vec<String>) {
-    let mut problems = schema::check(&mut table);
+    let checked = schema::check(&mut table);
+    let mut problems = checked.problems;
+    if checked.incomplete {
+        // Serde would fill the missing required keys with stand-ins.
+        return (None, problems);
+    }
     match toml::Value::Table(table).try_into::<ConfigFile>() {
         Ok(file) => (Some(file), problems),
         Err(e) => {

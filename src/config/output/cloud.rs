@@ -3,44 +3,29 @@
 //! config file.
 
 use crate::config::error::Problems;
-use crate::config::schema::keys::{k, Key, Ty::Bool, Ty::Text};
-use serde::{Deserialize, Serialize};
 
-/// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
-/// `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` (and the rest of the AWS
-/// environment), or from the files named here — never from this file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct S3Section {
-    /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …); empty for AWS.
-    pub endpoint: String,
-    /// Region (default: `AWS_REGION`, else "us-east-1").
-    pub region: String,
-    /// Path-style requests (`endpoint/bucket/key`), needed by most S3-compatible servers.
-    pub path_style: bool,
-    /// Allow plain `http://` endpoints (test servers only).
-    pub allow_http: bool,
-    /// File holding the access key id.
-    pub access_key_id_file: String,
-    /// File holding the secret access key.
-    pub secret_access_key_file: String,
-    /// `"explicit"` (default): keys from the environment or the files above;
-    /// start-up refuses when there are none. `"instance"`: without them, ask
-    /// the EC2 instance metadata service (an instance profile).
-    pub credentials: String,
-}
-
-impl Default for S3Section {
-    fn default() -> Self {
-        S3Section {
-            endpoint: String::new(),
-            region: String::new(),
-            path_style: false,
-            allow_http: false,
-            access_key_id_file: String::new(),
-            secret_access_key_file: String::new(),
-            credentials: default_credentials(),
-        }
+crate::config::section! {
+    /// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
+    /// `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` (and the rest of the AWS
+    /// environment), or from the files named here — never from this file.
+    #[serde(deny_unknown_fields)]
+    pub struct S3Section {
+        /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …); empty for AWS.
+        endpoint: String = String::new(),
+        /// Region (empty: `AWS_REGION`, else "us-east-1").
+        region: String = String::new(),
+        /// Path-style requests (`endpoint/bucket/key`), needed by most S3-compatible servers.
+        path_style: bool = false,
+        /// Allow plain `http://` endpoints (test servers only).
+        allow_http: bool = false,
+        /// File holding the access key id.
+        access_key_id_file: String = String::new(),
+        /// File holding the secret access key.
+        secret_access_key_file: String = String::new(),
+        /// `"explicit"`: keys from the environment or the files above;
+        /// start-up refuses when there are none. `"instance"`: without them, ask
+        /// the EC2 instance metadata service (an instance profile).
+        credentials: String = default_credentials(),
     }
 }
 
@@ -49,80 +34,38 @@ pub fn default_credentials() -> String {
     "explicit".into()
 }
 
-/// `[output.azure]`. The key comes from `AZURE_STORAGE_ACCOUNT_KEY` or the
-/// file named here.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AzureSection {
-    /// Storage account name (default: `AZURE_STORAGE_ACCOUNT_NAME`).
-    pub account: String,
-    /// Blob endpoint URL for emulators and sovereign clouds; empty for Azure.
-    pub endpoint: String,
-    /// Allow plain `http://` endpoints (test servers only).
-    pub allow_http: bool,
-    /// File holding the account key.
-    pub access_key_file: String,
-    /// `"explicit"` (default): a key, SAS token or service principal from the
-    /// environment, or the file above. `"instance"`: without them, use the
-    /// VM's managed identity (instance metadata service).
-    pub credentials: String,
-}
-
-impl Default for AzureSection {
-    fn default() -> Self {
-        AzureSection {
-            account: String::new(),
-            endpoint: String::new(),
-            allow_http: false,
-            access_key_file: String::new(),
-            credentials: default_credentials(),
-        }
+crate::config::section! {
+    /// `[output.azure]`. The key comes from `AZURE_STORAGE_ACCOUNT_KEY` or the
+    /// file named here.
+    #[serde(deny_unknown_fields)]
+    pub struct AzureSection {
+        /// Storage account name (empty: `AZURE_STORAGE_ACCOUNT_NAME`).
+        account: String = String::new(),
+        /// Blob endpoint URL for emulators and sovereign clouds; empty for Azure.
+        endpoint: String = String::new(),
+        /// Allow plain `http://` endpoints (test servers only).
+        allow_http: bool = false,
+        /// File holding the account key.
+        access_key_file: String = String::new(),
+        /// `"explicit"`: a key, SAS token or service principal from the
+        /// environment, or the file above. `"instance"`: without them, use the
+        /// VM's managed identity (instance metadata service).
+        credentials: String = default_credentials(),
     }
 }
 
-/// `[output.gcs]`. Credentials from `GOOGLE_SERVICE_ACCOUNT` or the file named here.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GcsSection {
-    /// Service account JSON key file.
-    pub service_account_file: String,
-    /// `"explicit"` (default): a service account key from the environment,
-    /// the file above or gcloud's application default credentials.
-    /// `"instance"`: without them, use the VM's service account (metadata server).
-    pub credentials: String,
-}
-
-impl Default for GcsSection {
-    fn default() -> Self {
-        GcsSection {
-            service_account_file: String::new(),
-            credentials: default_credentials(),
-        }
+crate::config::section! {
+    /// `[output.gcs]`. Credentials from `GOOGLE_SERVICE_ACCOUNT` or the file named here.
+    #[serde(deny_unknown_fields)]
+    pub struct GcsSection {
+        /// Service account JSON key file.
+        service_account_file: String = String::new(),
+        /// `"explicit"`: a service account key from the environment, the file
+        /// above or gcloud's application default credentials. `"instance"`:
+        /// without them, use the VM's service account (metadata server).
+        credentials: String = default_credentials(),
     }
 }
-
-/// The keys of `[output.s3]`.
-pub(super) const S3_KEYS: &[Key] = &[
-    k("endpoint", Text),
-    k("region", Text),
-    k("path_style", Bool),
-    k("allow_http", Bool),
-    k("access_key_id_file", Text),
-    k("secret_access_key_file", Text),
-    k("credentials", Text),
-];
-
-/// The keys of `[output.azure]`.
-pub(super) const AZURE_KEYS: &[Key] = &[
-    k("account", Text),
-    k("endpoint", Text),
-    k("allow_http", Bool),
-    k("access_key_file", Text),
-    k("credentials", Text),
-];
-
-/// The keys of `[output.gcs]`.
-pub(super) const GCS_KEYS: &[Key] = &[k("service_account_file", Text), k("credentials", Text)];
 
 /// Checks that each cloud section present matches the scheme of `store`
 /// (`output.store`), and its `credentials`.
