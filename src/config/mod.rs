@@ -43,7 +43,7 @@ pub use health::{HealthConfig, HealthSection};
 pub use limits::{ByteSize, LimitsConfig, LimitsSection, MetricRange, RangeEntry};
 pub use log::{LogConfig, LogSection};
 pub use metrics::{MetricsConfig, MetricsSection};
-pub use output::cloud::{default_credentials, AzureSection, GcsSection, S3Section};
+pub use output::cloud::{AzureSection, Credentials, GcsSection, S3Section};
 pub use output::{OutputConfig, OutputSection};
 pub use pipeline::{PipelineConfig, PipelineSection};
 pub(crate) use schema::declare::section;

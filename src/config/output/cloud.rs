@@ -3,6 +3,8 @@
 //! config file.
 
 use crate::config::error::Problems;
+use crate::config::schema::keys::{Setting, Ty};
+use serde::{Deserialize, Serialize};
 
 crate::config::section! {
     /// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
@@ -25,13 +27,28 @@ crate::config::section! {
         /// `"explicit"`: keys from the environment or the files above;
         /// start-up refuses when there are none. `"instance"`: without them, ask
         /// the EC2 instance metadata service (an instance profile).
-        credentials: String = default_credentials(),
+        credentials: Credentials = Credentials::Explicit,
     }
 }
 
-/// `credentials` of the cloud store sections.
-pub fn default_credentials() -> String {
-    "explicit".into()
+/// `credentials` of the cloud store sections: where a store's credentials
+/// may come from. Its names are checked by the schema walker, so a parsed
+/// file holds one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Credentials {
+    /// From the environment or the files the section names; start-up
+    /// refuses a store without them.
+    Explicit,
+    /// Without them, from the cloud's instance metadata service.
+    Instance,
+}
+
+impl Setting for Credentials {
+    const TY: Ty = Ty::Choice(
+        &["explicit", "instance"],
+        "\"explicit\" (credentials from the environment or files) or \"instance\" (the cloud's instance metadata service)",
+    );
 }
 
 crate::config::section! {
@@ -50,7 +67,7 @@ crate::config::section! {
         /// `"explicit"`: a key, SAS token or service principal from the
         /// environment, or the file above. `"instance"`: without them, use the
         /// VM's managed identity (instance metadata service).
-        credentials: String = default_credentials(),
+        credentials: Credentials = Credentials::Explicit,
     }
 }
 
@@ -63,7 +80,7 @@ crate::config::section! {
         /// `"explicit"`: a service account key from the environment, the file
         /// above or gcloud's application default credentials. `"instance"`:
         /// without them, use the VM's service account (metadata server).
-        credentials: String = default_credentials(),
+        credentials: Credentials = Credentials::Explicit,
     }
 }
 
@@ -77,13 +94,13 @@ pub(super) fn check(
     gcs: &Option<GcsSection>,
 ) {
     let sections = [
-        ("output.s3", "s3", s3.as_ref().map(|s| &s.credentials)),
-        ("output.azure", "az", azure.as_ref().map(|s| &s.credentials)),
-        ("output.gcs", "gs", gcs.as_ref().map(|s| &s.credentials)),
+        ("output.s3", "s3", s3.is_some()),
+        ("output.azure", "az", azure.is_some()),
+        ("output.gcs", "gs", gcs.is_some()),
     ];
     let scheme = store.split("://").next().unwrap_or("");
-    for (section, wanted, credentials) in sections {
-        p.check(credentials.is_none() || scheme == wanted, || {
+    for (section, wanted, present) in sections {
+        p.check(!present || scheme == wanted, || {
             format!(
                 "[{section}]: only used with a {wanted}:// store, but output.store is {store:?}"
             )
@@ -101,13 +118,6 @@ pub(super) fn check(
     if let Some(a) = azure {
         let example = "http://127.0.0.1:10000/devstoreaccount1";
         check_endpoint(p, "output.azure", &a.endpoint, a.allow_http, example);
-    }
-    for (section, _, credentials) in sections {
-        if let Some(c) = credentials {
-            p.check(matches!(c.as_str(), "explicit" | "instance"), || {
-                format!("{section}.credentials: {c:?} must be \"explicit\" (credentials from the environment or files) or \"instance\" (the cloud's instance metadata service)")
-            });
-        }
     }
 }
 

@@ -158,15 +158,6 @@ fn find_elsewhere(name: &str, path: &str, keys: &'static [Key], out: &mut Vec<St
     }
 }
 
-/// `a, b or c`.
-pub(super) fn or(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
 /// Edit distance with transpositions (optimal string alignment).
 pub(super) fn distance(a: &str, b: &str) -> usize {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());

@@ -9,8 +9,9 @@
 pub enum Ty {
     /// Any text in quotes.
     Text,
-    /// One of these texts.
-    Choice(&'static [&'static str]),
+    /// One of these texts; the words say what each means, for problems
+    /// ("\"mark\" must be {words}").
+    Choice(&'static [&'static str], &'static str),
     /// A duration string: "30s".
     Duration,
     /// A size string: "256MiB".

@@ -80,14 +80,14 @@ fn check_value(
     let got = describe(value);
     match (ty, &mut *value) {
         (Ty::Text, Value::String(_)) => Ok(()),
-        (Ty::Choice(names), Value::String(s)) if names.contains(&s.as_str()) => Ok(()),
-        (Ty::Choice(names), Value::String(s)) => Err(format!("{s:?} must be {}", hints::or(names))),
-        (Ty::Text | Ty::Choice(_), Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => {
+        (Ty::Choice(names, _), Value::String(s)) if names.contains(&s.as_str()) => Ok(()),
+        (Ty::Choice(_, words), Value::String(s)) => Err(format!("{s:?} must be {words}")),
+        (Ty::Text | Ty::Choice(..), Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => {
             Err(format!(
                 "must be text in quotes, but it is {got}; write {name} = \"{value}\""
             ))
         }
-        (Ty::Text | Ty::Choice(_), _) => Err(format!("must be text in quotes, but it is {got}")),
+        (Ty::Text | Ty::Choice(..), _) => Err(format!("must be text in quotes, but it is {got}")),
         (Ty::Duration, Value::String(_)) => Ok(()),
         (Ty::Duration, _) => Err(duration_hint(value, &got)),
         (Ty::Size, Value::String(_)) => Ok(()),

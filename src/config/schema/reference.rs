@@ -154,7 +154,7 @@ fn table(md: &mut String, keys: &'static [Key]) {
 fn words(ty: Ty) -> String {
     match ty {
         Ty::Text => "text".into(),
-        Ty::Choice(names) => {
+        Ty::Choice(names, _) => {
             let quoted: Vec<String> = names.iter().map(|n| format!("`\"{n}\"`")).collect();
             format!("one of {}", quoted.join(", "))
         }

@@ -9,7 +9,7 @@ fn sample(keys: &'static [Key]) -> Table {
     for key in Key::each(keys) {
         let v = match key.ty {
             Ty::Text => Value::String("x".into()),
-            Ty::Choice(names) => Value::String(names[0].into()),
+            Ty::Choice(names, _) => Value::String(names[0].into()),
             Ty::Flatten(_) => unreachable!("Key::each writes them out"),
             Ty::Duration => Value::String("1s".into()),
             Ty::Size => Value::String("1MiB".into()),

@@ -50,7 +50,7 @@ pub enum Parity {
 }
 
 impl Setting for Parity {
-    const TY: Ty = Ty::Choice(&["none", "odd", "even"]);
+    const TY: Ty = Ty::Choice(&["none", "odd", "even"], "none, odd or even");
 }
 
 impl SerialSection {
