@@ -5,10 +5,14 @@
 //! [`ConfigFile::validate`] then checks every key, collects *every* problem
 //! with the key's name, and builds the typed [`Config`] the pipeline uses.
 //!
-//! One module per section owns its struct as parsed (`DetectorSection`), its
-//! keys for the schema walker, its `validate` and its checked form
-//! (`DetectorConfig`); [`Config`] is their composition. The sources, whose
-//! consumers take them as written (`[sources.*]`), are their own checked form.
+//! One module per section declares its keys once (`section!`: doc text,
+//! type, default or required), which makes the struct as parsed
+//! (`DetectorSection`), its `Default`, its keys for the schema walker and its
+//! rows of the configuration reference ([`mod@reference`], printed by
+//! `check-config --reference`). The module also owns the section's `validate`
+//! and its checked form (`DetectorConfig`), which is what its component runs
+//! with; [`Config`] is their composition. The sources, whose consumers take
+//! them as written (`[sources.*]`), are their own checked form.
 
 pub mod alerts;
 mod board;

@@ -67,3 +67,17 @@ fn sizes_in_bytes_are_shown_in_the_largest_exact_unit() {
     assert_eq!(exact_size(1536), "1536B");
     assert_eq!(exact_size(1000), "1000B");
 }
+
+#[test]
+fn a_required_key_that_is_missing_or_wrong_is_reported_once_and_its_stand_in_never_validated() {
+    // Serde fills the removed `venue.id` from the section's Default (""),
+    // which `validate` would refuse with a second, misleading problem.
+    let text = "[venue]\nid = 5\ngateway_id = \"g\"\n[output]\nstore = \"file:///tmp/o\"\nspool_dir = \"/tmp/s\"\n";
+    match crate::config::parse_validated(text, "test") {
+        Err(crate::config::ConfigError::Invalid { problems }) => assert_eq!(
+            problems,
+            ["venue.id: must be text in quotes, but it is the number 5; write id = \"5\""]
+        ),
+        other => panic!("{other:?}"),
+    }
+}
