@@ -12,14 +12,16 @@ crate::config::section! {
         /// Alerts go to `{topic_prefix}/{sensor}/{device_id}` and
         /// `{topic_prefix}/fatigue/{player_id}`.
         topic_prefix: String = "pitchside/alerts".into(),
-        /// Alerts held while the broker is away.
+        /// Alerts held while the broker is away, at least 1.
         queue: u32 = 10_000,
         /// Which alert is dropped when the queue is full: `drop-oldest` or `drop-newest`.
         when_full: String = WhenFull::DropOldest.as_str().into(),
-        /// Alerts handed to the broker and not yet acknowledged, at most.
+        /// Alerts handed to the broker and not yet acknowledged, at most (1 to
+        /// 65535); after a reconnect these are sent again first.
         max_inflight: u32 = 64,
         /// Alerts on their way from the pipeline to the output; past it the
-        /// pipeline drops them (counted), it never waits.
+        /// pipeline drops them, counted in `pitchside_alerts_dropped_total`; it
+        /// never waits.
         input_queue: u32 = 4096,
         /// Per key (device and metric, player, or device for device events),
         /// at most one notification per this long on the outputs people read:

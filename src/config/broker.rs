@@ -10,9 +10,9 @@ crate::config::section! {
     /// table) and by `[alerts.mqtt]`.
     #[serde(deny_unknown_fields)]
     pub struct MqttBroker {
-        /// Host name or IP address.
+        /// Host name or IP address: not a URL, and without the port.
         host: String,
-        /// Port (unset: 1883, or 8883 with `tls`).
+        /// Port, 1 to 65535 (unset: 1883, or 8883 with `tls`).
         #[serde(skip_serializing_if = "Option::is_none")]
         port: Option<u16> = None,
         /// Client id; keep it stable, the broker keeps the session under it
@@ -22,13 +22,14 @@ crate::config::section! {
         /// User name, if the broker wants one.
         #[serde(skip_serializing_if = "Option::is_none")]
         username: Option<String> = None,
-        /// Name of an environment variable holding the password.
+        /// Name of an environment variable holding the password (or `password_file`, not both).
         #[serde(skip_serializing_if = "Option::is_none")]
         password_env: Option<String> = None,
         /// Path of a file holding the password (one trailing newline is ignored).
         #[serde(skip_serializing_if = "Option::is_none")]
         password_file: Option<String> = None,
-        /// MQTT keep-alive; a connection silent for twice this is dropped and re-made.
+        /// MQTT keep-alive, 1s to 65535s; a connection silent for twice this is
+        /// dropped and re-made.
         keep_alive: String [Duration] = "30s".into(),
         /// TLS; absent means plain TCP.
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -10,15 +10,15 @@ crate::config::section! {
     pub struct ConsoleSection {
         /// `host:port` to serve on; "" turns it off.
         listen: String = "127.0.0.1:8080".into(),
-        /// A file holding the access token (required when `listen` is not a
-        /// loopback address). Requests carry `Authorization: Bearer {token}`, or
+        /// A file holding the access token, at least 16 characters (required
+        /// when `listen` is not a loopback address). Requests carry `Authorization: Bearer {token}`, or
         /// `?token=` once, which sets an HttpOnly cookie.
         #[serde(skip_serializing_if = "Option::is_none")]
         token_file: Option<PathBuf> = None,
-        /// Open event streams at most; more are refused with 503.
+        /// Open event streams at most, 1 to 1024; more are refused with 503.
         max_clients: u32 = 16,
         /// Bytes of alert, ack and health events queued for one event stream at
-        /// most; one more and the stream is dropped (its page reconnects). The
+        /// most (at least 64 KiB); one more and the stream is dropped (its page reconnects). The
         /// `state` event is not queued: a newer one replaces the one not yet sent.
         client_queue_bytes: String [Size] = "1MiB".into(),
         /// Host names (without port) the console answers to without a token,

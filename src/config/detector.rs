@@ -8,15 +8,16 @@ crate::config::section! {
     /// `[detector]`.
     #[serde(deny_unknown_fields)]
     pub struct DetectorSection {
-        /// Readings kept per key.
+        /// Readings kept per key, 2 to 100000.
         window: u32 = 100,
-        /// |z| above which a reading is an anomaly.
+        /// |z| above which a reading is an anomaly; a positive number.
         threshold: f64 = 3.5,
-        /// Readings needed before a key can alert.
+        /// Readings needed before a key can alert, 2 to `window`.
         min_baseline: u32 = 10,
         /// A key with no reading for this long (event time) is forgotten.
         idle_timeout: String [Duration] = "30m".into(),
-        /// Hard cap on live keys; the least recently appended is evicted.
+        /// Hard cap on live keys, 1 to 10000000; the least recently appended is
+        /// evicted. `max_keys × window × 16` bytes must be at most 1 GiB.
         max_keys: u32 = 10_000,
     }
 }

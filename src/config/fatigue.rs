@@ -6,9 +6,9 @@ crate::config::section! {
     /// `[fatigue]`.
     #[serde(deny_unknown_fields)]
     pub struct FatigueSection {
-        /// Previous windows forming the baseline.
+        /// Previous windows forming the baseline, at least 2.
         baseline_windows: u32 = 3,
-        /// Alert when the mean exceeds baseline mean + k·σ.
+        /// Alert when the mean exceeds baseline mean + k·σ; at least 0.
         k: f64 = 1.5,
         /// Cap on players with fatigue history; the stalest is forgotten.
         max_players: u32 = 10_000,

@@ -10,7 +10,7 @@ crate::config::section! {
     /// `[health]`.
     #[serde(deny_unknown_fields)]
     pub struct HealthSection {
-        /// Arrival-time silence after which a device is `silent`.
+        /// Arrival-time silence after which a device is `silent`, at least 1s.
         silent_after: String [Duration] = "15s".into(),
         /// Devices tracked at most; past it the least recently seen is
         /// forgotten, counted.

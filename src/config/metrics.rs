@@ -12,8 +12,8 @@ crate::config::section! {
         progress_interval: String [Duration] = "10s".into(),
         /// Prometheus endpoint address, `host:port`; "" turns it off.
         listen: String = "127.0.0.1:9898".into(),
-        /// `/healthz` fails once a source has been down, or the spool
-        /// unwritable, for longer than this.
+        /// `/healthz` fails once a source has been down, the spool unwritable
+        /// or the journal off for longer than this.
         health_grace: String [Duration] = "60s".into(),
     }
 }

@@ -8,12 +8,12 @@ crate::config::section! {
     /// `[windows]`.
     #[serde(deny_unknown_fields)]
     pub struct WindowsSection {
-        /// Tumbling window size.
+        /// Tumbling window size, at least 1s.
         size: String [Duration] = "1m".into(),
         /// Watermark = max event time of the kind minus this.
         watermark_delay: String [Duration] = "30s".into(),
-        /// Cap on open (window, group) cells over all kinds; past it new groups
-        /// are dropped and counted.
+        /// Cap on open (window, group) cells over all kinds, at least 1; past it
+        /// new groups are dropped and counted.
         max_open_groups: u32 = 100_000,
     }
 }

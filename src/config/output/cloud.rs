@@ -12,7 +12,8 @@ crate::config::section! {
     /// environment), or from the files named here — never from this file.
     #[serde(deny_unknown_fields)]
     pub struct S3Section {
-        /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …); empty for AWS.
+        /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …): `https://…`,
+        /// or `http://…` with `allow_http`; empty for AWS.
         endpoint: String = String::new(),
         /// Region (empty: `AWS_REGION`, else "us-east-1").
         region: String = String::new(),

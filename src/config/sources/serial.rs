@@ -28,7 +28,7 @@ crate::config::section! {
         #[serde(skip_serializing_if = "Option::is_none")]
         max_line_bytes: Option<u32> = None,
         /// Lines held while the pipeline queue is full; past it new lines are
-        /// dropped and counted.
+        /// dropped, counted in `pitchside_serial_dropped_lines_total`.
         max_held: u32 = 1024,
         /// Name, device format and map (SPEC §9).
         #[serde(flatten)]
