@@ -1,5 +1,6 @@
 //! `pitchside check-config`: the start-up checks of `run` on a config file
-//! (and board), without running; prints the effective configuration.
+//! (and board), without running; prints the effective configuration. With
+//! `--reference`, prints the reference of every config key instead.
 
 use crate::commands::run::cli::board_from_env;
 use crate::commands::terminal::emit;
@@ -10,18 +11,25 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, clap::Args)]
 pub struct CheckConfigArgs {
     /// Venue config file.
-    #[arg(long)]
-    pub config: PathBuf,
+    #[arg(long, required_unless_present = "reference")]
+    pub config: Option<PathBuf>,
     /// Board file (boards/*.toml): its defaults lie under the config, and the
     /// result must fit the board's memory (default: $PITCHSIDE_BOARD, as for `run`).
     #[arg(long)]
     pub board: Option<PathBuf>,
+    /// Print the reference of every config key (Markdown: section, key,
+    /// type, required, default, description) and check nothing.
+    #[arg(long, conflicts_with_all = ["config", "board"])]
+    pub reference: bool,
 }
 
 /// Checks the config; prints `# <file>: valid` (and the board it fits) and
 /// the effective configuration, or fails with every problem.
 pub fn execute(args: CheckConfigArgs) -> anyhow::Result<()> {
-    let path = &args.config;
+    let Some(path) = &args.config else {
+        // clap requires --config unless --reference is given.
+        return emit(&config::reference::markdown());
+    };
     let text = match args.board.or_else(board_from_env) {
         Some(b) => {
             let (cfg, board) = config::load_with_board(path, &b)?;

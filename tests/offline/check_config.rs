@@ -383,3 +383,27 @@ fn the_board_from_pitchside_board_is_checked_by_check_config_as_by_run() {
     assert!(!ran.status.success());
     assert_eq!(error_text(&ran), check_err);
 }
+
+#[test]
+fn check_config_reference_prints_the_committed_reference_and_needs_no_config() {
+    let o = bin()
+        .args(["check-config", "--reference"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|d| d.join("docs/src/reference/config-keys.md"))
+        .find(|p| p.exists())
+        .expect("docs/src/reference/config-keys.md");
+    assert!(
+        o.stdout == std::fs::read(&committed).unwrap(),
+        "{} is not what check-config --reference prints; regenerate it with\n  \
+         cargo run -- check-config --reference > docs/src/reference/config-keys.md",
+        committed.display()
+    );
+    // Without --reference, --config is still required.
+    let o = bin().arg("check-config").output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--config"));
+}

@@ -1,87 +1,38 @@
 //! `[alerts]`: the real-time alert output, with an `[alerts.mqtt]` broker
 //! table of the same shape as a source's.
 
-use super::broker::{self, topic_ok, MqttBroker};
+use super::broker::{topic_ok, MqttBroker};
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty, U32};
 use crate::util::bounded::WhenFull;
-use serde::{Deserialize, Serialize};
 
-/// `[alerts]`: real-time alert output.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AlertsSection {
-    /// Alerts go to `{topic_prefix}/{sensor}/{device_id}` and
-    /// `{topic_prefix}/fatigue/{player_id}` (default "pitchside/alerts").
-    #[serde(default = "default_topic_prefix")]
-    pub topic_prefix: String,
-    /// Alerts held while the broker is away (default 10000).
-    #[serde(default = "default_alert_queue")]
-    pub queue: u32,
-    /// Which alert is dropped when the queue is full: `drop-oldest` (default) or `drop-newest`.
-    #[serde(default = "default_when_full")]
-    pub when_full: String,
-    /// Alerts handed to the broker and not yet acknowledged, at most (default 64).
-    #[serde(default = "default_max_inflight")]
-    pub max_inflight: u32,
-    /// Alerts on their way from the pipeline to the output (default 4096);
-    /// past it the pipeline drops them (counted), it never waits.
-    #[serde(default = "default_input_queue")]
-    pub input_queue: u32,
-    /// Per key (device and metric, player, or device for device events),
-    /// at most one notification per this long on the outputs people read:
-    /// log lines, MQTT and the console (default "0s": off). The `alerts`
-    /// table still holds every alert.
-    #[serde(default = "default_notify_cooldown")]
-    pub notify_cooldown: String,
-    /// `[alerts.mqtt]`: the broker to publish to; absent means no MQTT output.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mqtt: Option<MqttBroker>,
-}
-
-impl Default for AlertsSection {
-    fn default() -> Self {
-        AlertsSection {
-            topic_prefix: default_topic_prefix(),
-            queue: default_alert_queue(),
-            when_full: default_when_full(),
-            max_inflight: default_max_inflight(),
-            input_queue: default_input_queue(),
-            notify_cooldown: default_notify_cooldown(),
-            mqtt: None,
-        }
+crate::config::section! {
+    /// `[alerts]`: real-time alert output.
+    #[serde(deny_unknown_fields)]
+    pub struct AlertsSection {
+        /// Alerts go to `{topic_prefix}/{sensor}/{device_id}` and
+        /// `{topic_prefix}/fatigue/{player_id}`.
+        topic_prefix: String = "pitchside/alerts".into(),
+        /// Alerts held while the broker is away, at least 1.
+        queue: u32 = 10_000,
+        /// Which alert is dropped when the queue is full: `drop-oldest` or `drop-newest`.
+        when_full: String = WhenFull::DropOldest.as_str().into(),
+        /// Alerts handed to the broker and not yet acknowledged, at most (1 to
+        /// 65535); after a reconnect these are sent again first.
+        max_inflight: u32 = 64,
+        /// Alerts on their way from the pipeline to the output; past it the
+        /// pipeline drops them, counted in `pitchside_alerts_dropped_total`; it
+        /// never waits.
+        input_queue: u32 = 4096,
+        /// Per key (device and metric, player, or device for device events),
+        /// at most one notification per this long on the outputs people read:
+        /// log lines, MQTT and the console ("0s": off). The `alerts` table
+        /// still holds every alert.
+        notify_cooldown: String [Duration] = "0s".into(),
+        /// `[alerts.mqtt]`: the broker to publish to; absent means no MQTT output.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        mqtt: Option<MqttBroker> = None,
     }
 }
-
-fn default_topic_prefix() -> String {
-    "pitchside/alerts".into()
-}
-fn default_alert_queue() -> u32 {
-    10_000
-}
-fn default_when_full() -> String {
-    WhenFull::DropOldest.as_str().into()
-}
-fn default_max_inflight() -> u32 {
-    64
-}
-fn default_input_queue() -> u32 {
-    4096
-}
-fn default_notify_cooldown() -> String {
-    "0s".into()
-}
-
-/// The keys of `[alerts]`.
-pub(super) const KEYS: &[Key] = &[
-    k("topic_prefix", Ty::Text),
-    k("queue", U32),
-    k("when_full", Ty::Text),
-    k("max_inflight", U32),
-    k("input_queue", U32),
-    k("notify_cooldown", Ty::Duration),
-    k("mqtt", Ty::Table(broker::KEYS)),
-];
 
 /// `[alerts]`, checked: capacities as `usize`, the queue rule typed.
 #[derive(Debug, Clone)]

@@ -2,78 +2,55 @@
 //! (as its `broker` table) and `[alerts.mqtt]`.
 
 use super::error::Problems;
-use super::schema::keys::{k, req, Key, Ty, U16};
 use crate::util::time::MICROS_PER_SEC;
 use crate::util::units::parse_duration;
-use serde::{Deserialize, Serialize};
 
-/// An MQTT broker connection, used by `[[sources.mqtt]]` (as its `broker`
-/// table) and by `[alerts.mqtt]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MqttBroker {
-    /// Host name or IP address (required).
-    pub host: String,
-    /// Port (default 1883, or 8883 with `tls`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    /// Client id; keep it stable, the broker keeps the session under it
-    /// (default `pitchside-{venue}-{gateway}`, `…-alerts` for the alert output).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
-    /// User name, if the broker wants one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub username: Option<String>,
-    /// Name of an environment variable holding the password.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_env: Option<String>,
-    /// Path of a file holding the password (one trailing newline is ignored).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_file: Option<String>,
-    /// MQTT keep-alive (default "30s"); a connection silent for twice this is dropped and re-made.
-    #[serde(default = "default_keep_alive")]
-    pub keep_alive: String,
-    /// TLS; absent means plain TCP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<MqttTls>,
+crate::config::section! {
+    /// An MQTT broker connection, used by `[[sources.mqtt]]` (as its `broker`
+    /// table) and by `[alerts.mqtt]`.
+    #[serde(deny_unknown_fields)]
+    pub struct MqttBroker {
+        /// Host name or IP address: not a URL, and without the port.
+        host: String,
+        /// Port, 1 to 65535 (unset: 1883, or 8883 with `tls`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        port: Option<u16> = None,
+        /// Client id; keep it stable, the broker keeps the session under it
+        /// (unset: `pitchside-{venue}-{gateway}`, `…-alerts` for the alert output).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        client_id: Option<String> = None,
+        /// User name, if the broker wants one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        username: Option<String> = None,
+        /// Name of an environment variable holding the password (or `password_file`, not both).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        password_env: Option<String> = None,
+        /// Path of a file holding the password (one trailing newline is ignored).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        password_file: Option<String> = None,
+        /// MQTT keep-alive, 1s to 65535s; a connection silent for twice this is
+        /// dropped and re-made.
+        keep_alive: String [Duration] = "30s".into(),
+        /// TLS; absent means plain TCP.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tls: Option<MqttTls> = None,
+    }
 }
 
-fn default_keep_alive() -> String {
-    "30s".into()
+crate::config::section! {
+    /// `tls` of a broker: rustls with the CA given (the system roots are not used).
+    #[serde(deny_unknown_fields)]
+    pub struct MqttTls {
+        /// PEM file of the CA certificate(s) that signed the broker's certificate.
+        ca_file: String,
+        /// PEM client certificate chain, for brokers that require client certificates.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        client_cert: Option<String> = None,
+        /// PEM private key of `client_cert`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        client_key: Option<String> = None,
+    }
 }
-
-/// `tls` of a broker: rustls with the CA given (the system roots are not used).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MqttTls {
-    /// PEM file of the CA certificate(s) that signed the broker's certificate.
-    pub ca_file: String,
-    /// PEM client certificate chain, for brokers that require client certificates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_cert: Option<String>,
-    /// PEM private key of `client_cert`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_key: Option<String>,
-}
-
-/// The keys of a broker table.
-pub(super) const KEYS: &[Key] = &[
-    req("host", Ty::Text),
-    k("port", U16),
-    k("client_id", Ty::Text),
-    k("username", Ty::Text),
-    k("password_env", Ty::Text),
-    k("password_file", Ty::Text),
-    k("keep_alive", Ty::Duration),
-    k(
-        "tls",
-        Ty::Table(&[
-            req("ca_file", Ty::Text),
-            k("client_cert", Ty::Text),
-            k("client_key", Ty::Text),
-        ]),
-    ),
-];
 
 impl MqttBroker {
     /// Checks the table; every problem names its key under `key`.

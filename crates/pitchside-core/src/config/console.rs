@@ -2,72 +2,46 @@
 //! Off loopback a token is required; with `tls` it serves HTTPS.
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty, U32};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// `[console]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ConsoleSection {
-    /// `host:port` to serve on (default "127.0.0.1:8080"); "" turns it off.
-    pub listen: String,
-    /// A file holding the access token (required when `listen` is not a
-    /// loopback address). Requests carry `Authorization: Bearer {token}`, or
-    /// `?token=` once, which sets an HttpOnly cookie.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub token_file: Option<PathBuf>,
-    /// Open event streams at most (default 16); more are refused with 503.
-    pub max_clients: u32,
-    /// Bytes of alert, ack and health events queued for one event stream at
-    /// most (default "1MiB"); one more and the stream is dropped (its page
-    /// reconnects). The `state` event is not queued: a newer one replaces
-    /// the one not yet sent.
-    pub client_queue_bytes: String,
-    /// Host names (without port) the console answers to without a token,
-    /// besides `localhost`, `127.0.0.1` and `[::1]` (default none): the
-    /// names operators type to reach it (e.g. through a tunnel or a local
-    /// DNS name). Any other `Host` gets 421 (DNS rebinding).
-    pub allowed_hosts: Vec<String>,
-    /// `{ cert, key }`: PEM files; present means HTTPS.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<ConsoleTls>,
-}
-
-/// `[console.tls]`: a certificate chain and its private key, PEM.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConsoleTls {
-    /// Certificate chain (PEM).
-    pub cert: PathBuf,
-    /// Private key (PEM: PKCS#8, PKCS#1 or SEC1).
-    pub key: PathBuf,
-}
-
-impl Default for ConsoleSection {
-    fn default() -> Self {
-        ConsoleSection {
-            listen: "127.0.0.1:8080".into(),
-            token_file: None,
-            max_clients: 16,
-            client_queue_bytes: "1MiB".into(),
-            allowed_hosts: Vec::new(),
-            tls: None,
-        }
+crate::config::section! {
+    /// `[console]`.
+    #[serde(deny_unknown_fields)]
+    pub struct ConsoleSection {
+        /// `host:port` to serve on; "" turns it off.
+        listen: String = "127.0.0.1:8080".into(),
+        /// A file holding the access token, at least 16 characters (required
+        /// when `listen` is not a loopback address). Requests carry `Authorization: Bearer {token}`, or
+        /// `?token=` once, which sets an HttpOnly cookie.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        token_file: Option<PathBuf> = None,
+        /// Open event streams at most, 1 to 1024; more are refused with 503.
+        max_clients: u32 = 16,
+        /// Bytes of alert, ack and health events queued for one event stream at
+        /// most (at least 64 KiB); one more and the stream is dropped (its page reconnects). The
+        /// `state` event is not queued: a newer one replaces the one not yet sent.
+        client_queue_bytes: String [Size] = "1MiB".into(),
+        /// Host names (without port) the console answers to without a token,
+        /// besides `localhost`, `127.0.0.1` and `[::1]`: the names operators
+        /// type to reach it (e.g. through a tunnel or a local DNS name). Any
+        /// other `Host` gets 421 (DNS rebinding).
+        allowed_hosts: Vec<String> [TextList] = Vec::new(),
+        /// `{ cert, key }`: PEM files; present means HTTPS.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tls: Option<ConsoleTls> = None,
     }
 }
 
-const TLS_KEYS: &[Key] = &[k("cert", Ty::Text), k("key", Ty::Text)];
-
-/// The keys of `[console]`.
-pub(super) const KEYS: &[Key] = &[
-    k("listen", Ty::Text),
-    k("token_file", Ty::Text),
-    k("max_clients", U32),
-    k("client_queue_bytes", Ty::Size),
-    k("allowed_hosts", Ty::TextList),
-    k("tls", Ty::Table(TLS_KEYS)),
-];
+crate::config::section! {
+    /// `[console.tls]`: a certificate chain and its private key, PEM.
+    #[serde(deny_unknown_fields)]
+    pub struct ConsoleTls {
+        /// Certificate chain (PEM).
+        cert: PathBuf,
+        /// Private key (PEM: PKCS#8, PKCS#1 or SEC1).
+        key: PathBuf,
+    }
+}
 
 /// `[console]`, checked.
 #[derive(Debug, Clone)]

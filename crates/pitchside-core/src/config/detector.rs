@@ -1,50 +1,30 @@
 //! `[detector]`: the rolling z-score (SPEC §2).
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty, U32};
 use crate::model::Micros;
 use crate::util::time::MICROS_PER_SEC;
-use serde::{Deserialize, Serialize};
 
-/// `[detector]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DetectorSection {
-    /// Readings kept per key (default 100).
-    pub window: u32,
-    /// |z| above which a reading is an anomaly (default 3.5).
-    pub threshold: f64,
-    /// Readings needed before a key can alert (default 10).
-    pub min_baseline: u32,
-    /// A key with no reading for this long (event time) is forgotten (default "30m").
-    pub idle_timeout: String,
-    /// Hard cap on live keys; the least recently appended is evicted (default 10000).
-    pub max_keys: u32,
-}
-
-impl Default for DetectorSection {
-    fn default() -> Self {
-        DetectorSection {
-            window: 100,
-            threshold: 3.5,
-            min_baseline: 10,
-            idle_timeout: "30m".into(),
-            max_keys: 10_000,
-        }
+crate::config::section! {
+    /// `[detector]`.
+    #[serde(deny_unknown_fields)]
+    pub struct DetectorSection {
+        /// Readings kept per key, 2 to 100000.
+        window: u32 = 100,
+        /// |z| above which a reading is an anomaly; a positive number.
+        threshold: f64 = 3.5,
+        /// Readings needed before a key can alert, 2 to `window`.
+        min_baseline: u32 = 10,
+        /// A key with no reading for this long (event time) is forgotten.
+        idle_timeout: String [Duration] = "30m".into(),
+        /// Hard cap on live keys, 1 to 10000000; the least recently appended is
+        /// evicted. `max_keys × window × 16` bytes must be at most 1 GiB.
+        max_keys: u32 = 10_000,
     }
 }
 
-/// The keys of `[detector]`.
-pub(super) const KEYS: &[Key] = &[
-    k("window", U32),
-    k("threshold", Ty::Number),
-    k("min_baseline", U32),
-    k("idle_timeout", Ty::Duration),
-    k("max_keys", U32),
-];
-
-/// `[detector]`, in the units the detector works in.
-#[derive(Debug, Clone)]
+/// `[detector]`, in the units the detector works in: what the detector
+/// runs with.
+#[derive(Debug, Clone, Copy)]
 pub struct DetectorConfig {
     /// Readings per key.
     pub window: usize,

@@ -1,40 +1,22 @@
 //! `[fatigue]`: fatigue alerts (SPEC §4).
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty::Number, U32};
-use serde::{Deserialize, Serialize};
 
-/// `[fatigue]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FatigueSection {
-    /// Previous windows forming the baseline (default 3).
-    pub baseline_windows: u32,
-    /// Alert when the mean exceeds baseline mean + k·σ (default 1.5).
-    pub k: f64,
-    /// Cap on players with fatigue history; the stalest is forgotten (default 10000).
-    pub max_players: u32,
-}
-
-impl Default for FatigueSection {
-    fn default() -> Self {
-        FatigueSection {
-            baseline_windows: 3,
-            k: 1.5,
-            max_players: 10_000,
-        }
+crate::config::section! {
+    /// `[fatigue]`.
+    #[serde(deny_unknown_fields)]
+    pub struct FatigueSection {
+        /// Previous windows forming the baseline, at least 2.
+        baseline_windows: u32 = 3,
+        /// Alert when the mean exceeds baseline mean + k·σ; at least 0.
+        k: f64 = 1.5,
+        /// Cap on players with fatigue history; the stalest is forgotten.
+        max_players: u32 = 10_000,
     }
 }
 
-/// The keys of `[fatigue]`.
-pub(super) const KEYS: &[Key] = &[
-    k("baseline_windows", U32),
-    k("k", Number),
-    k("max_players", U32),
-];
-
-/// `[fatigue]`, checked.
-#[derive(Debug, Clone)]
+/// `[fatigue]`, checked: what the fatigue tracker runs with.
+#[derive(Debug, Clone, Copy)]
 pub struct FatigueConfig {
     /// Baseline windows.
     pub baseline_windows: usize,

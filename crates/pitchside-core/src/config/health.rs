@@ -3,36 +3,23 @@
 //! its next input makes it `back`.
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty, U32};
 use crate::model::Micros;
 use crate::util::time::MICROS_PER_SEC;
-use serde::{Deserialize, Serialize};
 
-/// `[health]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HealthSection {
-    /// Arrival-time silence after which a device is `silent` (default "15s").
-    pub silent_after: String,
-    /// Devices tracked at most (default 10000); past it the least recently
-    /// seen is forgotten, counted.
-    pub max_devices: u32,
-}
-
-impl Default for HealthSection {
-    fn default() -> Self {
-        HealthSection {
-            silent_after: "15s".into(),
-            max_devices: 10_000,
-        }
+crate::config::section! {
+    /// `[health]`.
+    #[serde(deny_unknown_fields)]
+    pub struct HealthSection {
+        /// Arrival-time silence after which a device is `silent`, at least 1s.
+        silent_after: String [Duration] = "15s".into(),
+        /// Devices tracked at most; past it the least recently seen is
+        /// forgotten, counted.
+        max_devices: u32 = 10_000,
     }
 }
 
-/// The keys of `[health]`.
-pub(super) const KEYS: &[Key] = &[k("silent_after", Ty::Duration), k("max_devices", U32)];
-
-/// `[health]`, checked.
-#[derive(Debug, Clone)]
+/// `[health]`, checked: what device health runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HealthConfig {
     /// Silence that makes a device `silent`, µs of arrival time.
     pub silent_after: Micros,

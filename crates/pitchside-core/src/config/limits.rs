@@ -1,44 +1,35 @@
 //! `[limits]`: input limits and per-metric ranges (SPEC §1, §3).
 
 use super::error::{not_a_sensor_kind, Problems};
-use super::schema::keys::{k, req, Key, Ty};
 use crate::model::{Micros, SensorKind};
 use serde::{Deserialize, Serialize};
 
-/// `[limits]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimitsSection {
-    /// Longest accepted line or message: bytes, or a size string such as "4KiB" (default 4096).
-    pub max_event_bytes: ByteSize,
-    /// Live sources reject event times further ahead of the clock (default "5m").
-    pub max_future: String,
-    /// Optional per-metric ranges; a value outside rejects the event (`out_of_range`).
-    pub range: Vec<RangeEntry>,
-}
-
-impl Default for LimitsSection {
-    fn default() -> Self {
-        LimitsSection {
-            max_event_bytes: ByteSize::Bytes(4096),
-            max_future: "5m".into(),
-            range: Vec::new(),
-        }
+crate::config::section! {
+    /// `[limits]`.
+    #[serde(deny_unknown_fields)]
+    pub struct LimitsSection {
+        /// Longest accepted line or message: bytes, or a size string such as "4KiB".
+        max_event_bytes: ByteSize [BytesOrSize] = ByteSize::Bytes(4096),
+        /// Live sources reject event times further ahead of the clock.
+        max_future: String [Duration] = "5m".into(),
+        /// Optional per-metric ranges; a value outside rejects the event (`out_of_range`).
+        range: Vec<RangeEntry> = Vec::new(),
     }
 }
 
-/// `[[limits.range]]`: an accepted interval for one metric.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RangeEntry {
-    /// Sensor kind.
-    pub sensor: String,
-    /// Metric name (for `generic`, the event's `metric`).
-    pub metric: String,
-    /// Smallest accepted value (inclusive).
-    pub min: Option<f64>,
-    /// Largest accepted value (inclusive).
-    pub max: Option<f64>,
+crate::config::section! {
+    /// `[[limits.range]]`: an accepted interval for one metric.
+    #[serde(deny_unknown_fields)]
+    pub struct RangeEntry {
+        /// Sensor kind.
+        sensor: String,
+        /// Metric name (for `generic`, the event's `metric`).
+        metric: String,
+        /// Smallest accepted value (inclusive).
+        min: Option<f64> = None,
+        /// Largest accepted value (inclusive).
+        max: Option<f64> = None,
+    }
 }
 
 /// A size given as a plain number of bytes or as a string with a unit
@@ -61,21 +52,6 @@ impl ByteSize {
         }
     }
 }
-
-/// The keys of `[limits]`.
-pub(super) const KEYS: &[Key] = &[
-    k("max_event_bytes", Ty::BytesOrSize),
-    k("max_future", Ty::Duration),
-    k(
-        "range",
-        Ty::Tables(&[
-            req("sensor", Ty::Text),
-            req("metric", Ty::Text),
-            k("min", Ty::Number),
-            k("max", Ty::Number),
-        ]),
-    ),
-];
 
 /// An accepted interval for one metric.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,30 +1,17 @@
 //! `[log]`: log format and level.
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty::Text};
-use serde::{Deserialize, Serialize};
 
-/// `[log]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LogSection {
-    /// `error`, `warn`, `info` (default), `debug` or `trace`. `PITCHSIDE_LOG` overrides.
-    pub level: String,
-    /// `text` (default) or `json`.
-    pub format: String,
-}
-
-impl Default for LogSection {
-    fn default() -> Self {
-        LogSection {
-            level: "info".into(),
-            format: "text".into(),
-        }
+crate::config::section! {
+    /// `[log]`.
+    #[serde(deny_unknown_fields)]
+    pub struct LogSection {
+        /// `error`, `warn`, `info`, `debug` or `trace`. `PITCHSIDE_LOG` overrides.
+        level: String = "info".into(),
+        /// `text` or `json`.
+        format: String = "text".into(),
     }
 }
-
-/// The keys of `[log]`.
-pub(super) const KEYS: &[Key] = &[k("level", Text), k("format", Text)];
 
 /// `[log]`, checked.
 #[derive(Debug, Clone)]

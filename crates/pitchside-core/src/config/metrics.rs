@@ -1,40 +1,22 @@
 //! `[metrics]`: progress rows, the Prometheus endpoint and `/healthz` (SPEC §6).
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty};
 use crate::model::Micros;
 use crate::util::time::MICROS_PER_SEC;
-use serde::{Deserialize, Serialize};
 
-/// `[metrics]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MetricsSection {
-    /// Progress row and log line interval (default "10s").
-    pub progress_interval: String,
-    /// Prometheus endpoint address, `host:port` (default "127.0.0.1:9898"); "" turns it off.
-    pub listen: String,
-    /// `/healthz` fails once a source has been down, or the spool
-    /// unwritable, for longer than this (default "60s").
-    pub health_grace: String,
-}
-
-impl Default for MetricsSection {
-    fn default() -> Self {
-        MetricsSection {
-            progress_interval: "10s".into(),
-            listen: "127.0.0.1:9898".into(),
-            health_grace: "60s".into(),
-        }
+crate::config::section! {
+    /// `[metrics]`.
+    #[serde(deny_unknown_fields)]
+    pub struct MetricsSection {
+        /// Progress row and log line interval.
+        progress_interval: String [Duration] = "10s".into(),
+        /// Prometheus endpoint address, `host:port`; "" turns it off.
+        listen: String = "127.0.0.1:9898".into(),
+        /// `/healthz` fails once a source has been down, the spool unwritable
+        /// or the journal off for longer than this.
+        health_grace: String [Duration] = "60s".into(),
     }
 }
-
-/// The keys of `[metrics]`.
-pub(super) const KEYS: &[Key] = &[
-    k("progress_interval", Ty::Duration),
-    k("listen", Ty::Text),
-    k("health_grace", Ty::Duration),
-];
 
 /// `[metrics]`, checked.
 #[derive(Debug, Clone)]

@@ -5,10 +5,14 @@
 //! [`ConfigFile::validate`] then checks every key, collects *every* problem
 //! with the key's name, and builds the typed [`Config`] the pipeline uses.
 //!
-//! One module per section owns its struct as parsed (`DetectorSection`), its
-//! keys for the schema walker, its `validate` and its checked form
-//! (`DetectorConfig`); [`Config`] is their composition. The sources, whose
-//! consumers take them as written (`[sources.*]`), are their own checked form.
+//! One module per section declares its keys once (`section!`: doc text,
+//! type, default or required), which makes the struct as parsed
+//! (`DetectorSection`), its `Default`, its keys for the schema walker and its
+//! rows of the configuration reference ([`mod@reference`], printed by
+//! `check-config --reference`). The module also owns the section's `validate`
+//! and its checked form (`DetectorConfig`), which is what its component runs
+//! with; [`Config`] is their composition. The sources, whose consumers take
+//! them as written (`[sources.*]`), are their own checked form.
 
 pub mod alerts;
 mod board;
@@ -43,10 +47,12 @@ pub use health::{HealthConfig, HealthSection};
 pub use limits::{ByteSize, LimitsConfig, LimitsSection, MetricRange, RangeEntry};
 pub use log::{LogConfig, LogSection};
 pub use metrics::{MetricsConfig, MetricsSection};
-pub use output::cloud::{default_credentials, AzureSection, GcsSection, S3Section};
+pub use output::cloud::{AzureSection, Credentials, GcsSection, S3Section};
 pub use output::{OutputConfig, OutputSection};
 pub use pipeline::{PipelineConfig, PipelineSection};
+pub(crate) use schema::declare::section;
 pub use schema::hints::exact_size;
+pub use schema::reference;
 pub use sources::mqtt::{MqttSourceSection, MqttSubscription};
 pub use sources::serial::SerialSection;
 pub use sources::simulator::SimulatorSection;
@@ -92,7 +98,12 @@ fn toml_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
 /// Checks the shape of `table` against the schema and deserializes what is
 /// left of it: the file (if the remaining keys are enough) and every problem.
 fn structure(mut table: toml::Table, origin: &str) -> (Option<ConfigFile>, Vec<String>) {
-    let mut problems = schema::check(&mut table);
+    let checked = schema::check(&mut table);
+    let mut problems = checked.problems;
+    if checked.incomplete {
+        // Serde would fill the missing required keys with stand-ins.
+        return (None, problems);
+    }
     match toml::Value::Table(table).try_into::<ConfigFile>() {
         Ok(file) => (Some(file), problems),
         Err(e) => {

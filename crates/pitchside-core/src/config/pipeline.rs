@@ -1,31 +1,18 @@
 //! `[pipeline]`: queue capacities between the stages.
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, U32};
-use serde::{Deserialize, Serialize};
 
-/// `[pipeline]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PipelineSection {
-    /// Inputs queued between the sources and the pipeline (default 8192). When
-    /// full, sources wait (serial, simulator) — see docs/src/sources.md for MQTT.
-    pub input_queue: u32,
-    /// Finished table batches queued for the Parquet encoder (default 4).
-    pub encode_queue: u32,
-}
-
-impl Default for PipelineSection {
-    fn default() -> Self {
-        PipelineSection {
-            input_queue: 8192,
-            encode_queue: 4,
-        }
+crate::config::section! {
+    /// `[pipeline]`.
+    #[serde(deny_unknown_fields)]
+    pub struct PipelineSection {
+        /// Inputs queued between the sources and the pipeline. When full,
+        /// sources wait (serial, simulator) — see docs/src/sources.md for MQTT.
+        input_queue: u32 = 8192,
+        /// Finished table batches queued for the Parquet encoder.
+        encode_queue: u32 = 4,
     }
 }
-
-/// The keys of `[pipeline]`.
-pub(super) const KEYS: &[Key] = &[k("input_queue", U32), k("encode_queue", U32)];
 
 /// `[pipeline]`, checked.
 #[derive(Debug, Clone)]

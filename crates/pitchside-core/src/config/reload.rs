@@ -9,7 +9,7 @@
 //! sizes or opens something at start-up, or shapes state in the checkpoint:
 //! a change there is named in a WARN line and applied at the next restart.
 
-use crate::config::{Config, ConfigFile, MetricRange};
+use crate::config::{Config, ConfigFile, DetectorConfig, LimitsConfig};
 use std::collections::BTreeMap;
 
 /// The keys (and key prefixes) that a reload applies while running.
@@ -23,21 +23,24 @@ pub const RELOADABLE: [&str; 7] = [
     "alerts.when_full",
 ];
 
-/// The pipeline's share of a reload: what [`crate::pipeline::Pipeline::apply_reload`] takes.
+/// The pipeline's share of a reload: the validated sections whose
+/// reloadable keys it applies (`detector.threshold`, `limits.range`), what
+/// [`crate::pipeline::Pipeline::apply_reload`] takes. Each component takes
+/// from its section what a reload may change.
 #[derive(Debug, Clone)]
 pub struct Reloadable {
-    /// `detector.threshold`.
-    pub threshold: f64,
-    /// `limits.range`, validated.
-    pub ranges: Vec<MetricRange>,
+    /// `[detector]`, validated.
+    pub detector: DetectorConfig,
+    /// `[limits]`, validated.
+    pub limits: LimitsConfig,
 }
 
 impl Reloadable {
-    /// The reloadable pipeline settings of a validated config.
+    /// The pipeline's sections of a validated config.
     pub fn from_config(c: &Config) -> Reloadable {
         Reloadable {
-            threshold: c.detector.threshold,
-            ranges: c.limits.ranges.clone(),
+            detector: c.detector,
+            limits: c.limits.clone(),
         }
     }
 }

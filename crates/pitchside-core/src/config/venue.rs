@@ -1,21 +1,17 @@
 //! `[venue]`: who this gateway is.
 
 use super::error::Problems;
-use super::schema::keys::{req, Key, Ty::Text};
-use serde::{Deserialize, Serialize};
 
-/// `[venue]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VenueSection {
-    /// Venue id, `[a-z0-9-]{1,32}`.
-    pub id: String,
-    /// Gateway id, `[a-z0-9-]{1,32}`.
-    pub gateway_id: String,
+crate::config::section! {
+    /// `[venue]`.
+    #[serde(deny_unknown_fields)]
+    pub struct VenueSection {
+        /// Venue id, `[a-z0-9-]{1,32}`.
+        id: String,
+        /// Gateway id, `[a-z0-9-]{1,32}`.
+        gateway_id: String,
+    }
 }
-
-/// The keys of `[venue]`.
-pub(super) const KEYS: &[Key] = &[req("id", Text), req("gateway_id", Text)];
 
 /// `[venue]`, checked.
 #[derive(Debug, Clone)]

@@ -1,43 +1,25 @@
 //! `[windows]`: event-time windows (SPEC §3).
 
 use super::error::Problems;
-use super::schema::keys::{k, Key, Ty::Duration, U32};
 use crate::model::Micros;
 use crate::util::time::MICROS_PER_SEC;
-use serde::{Deserialize, Serialize};
 
-/// `[windows]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WindowsSection {
-    /// Tumbling window size (default "1m").
-    pub size: String,
-    /// Watermark = max event time of the kind minus this (default "30s").
-    pub watermark_delay: String,
-    /// Cap on open (window, group) cells over all kinds; past it new groups are
-    /// dropped and counted (default 100000).
-    pub max_open_groups: u32,
-}
-
-impl Default for WindowsSection {
-    fn default() -> Self {
-        WindowsSection {
-            size: "1m".into(),
-            watermark_delay: "30s".into(),
-            max_open_groups: 100_000,
-        }
+crate::config::section! {
+    /// `[windows]`.
+    #[serde(deny_unknown_fields)]
+    pub struct WindowsSection {
+        /// Tumbling window size, at least 1s.
+        size: String [Duration] = "1m".into(),
+        /// Watermark = max event time of the kind minus this.
+        watermark_delay: String [Duration] = "30s".into(),
+        /// Cap on open (window, group) cells over all kinds, at least 1; past it
+        /// new groups are dropped and counted.
+        max_open_groups: u32 = 100_000,
     }
 }
 
-/// The keys of `[windows]`.
-pub(super) const KEYS: &[Key] = &[
-    k("size", Duration),
-    k("watermark_delay", Duration),
-    k("max_open_groups", U32),
-];
-
-/// `[windows]`, in µs.
-#[derive(Debug, Clone)]
+/// `[windows]`, in µs: what the window aggregator runs with.
+#[derive(Debug, Clone, Copy)]
 pub struct WindowsConfig {
     /// Window size, µs.
     pub size: Micros,

@@ -3,6 +3,7 @@
 //!
 //! Pure logic, fed with emitted `windows_wearable` rows in window order.
 
+use crate::config::FatigueConfig;
 use crate::model::Micros;
 use crate::util::hash::FxHashMap;
 use std::collections::VecDeque;
@@ -27,20 +28,17 @@ struct History {
 /// Per-player history of window heart-rate means, bounded by `max_players`.
 #[derive(Debug)]
 pub struct FatigueTracker {
-    baseline_windows: usize,
-    k: f64,
-    max_players: usize,
+    /// `[fatigue]`, as validated.
+    p: FatigueConfig,
     players: FxHashMap<(i64, i64), History>,
     evictions: u64,
 }
 
 impl FatigueTracker {
     /// An empty tracker.
-    pub fn new(baseline_windows: usize, k: f64, max_players: usize) -> FatigueTracker {
+    pub fn new(p: FatigueConfig) -> FatigueTracker {
         FatigueTracker {
-            baseline_windows,
-            k,
-            max_players,
+            p,
             players: FxHashMap::default(),
             evictions: 0,
         }
@@ -67,7 +65,7 @@ impl FatigueTracker {
     ) -> Option<FatigueFinding> {
         let hr = heart_rate_mean?;
         let key = (match_id, player_id);
-        if !self.players.contains_key(&key) && self.players.len() >= self.max_players {
+        if !self.players.contains_key(&key) && self.players.len() >= self.p.max_players {
             // Forget the player whose last window is oldest. O(players), and
             // only when a new player arrives at the cap.
             if let Some(oldest) = self
@@ -80,7 +78,7 @@ impl FatigueTracker {
                 self.evictions += 1;
             }
         }
-        let n = self.baseline_windows;
+        let n = self.p.baseline_windows;
         let h = self.players.entry(key).or_insert_with(|| History {
             means: VecDeque::with_capacity(n + 1),
             last_start: window_start,
@@ -99,7 +97,7 @@ impl FatigueTracker {
         if h.means.len() > n {
             h.means.pop_front();
         }
-        finding.filter(|f| hr > f.baseline_mean + self.k * f.baseline_std && hr > f.baseline_mean)
+        finding.filter(|f| hr > f.baseline_mean + self.p.k * f.baseline_std && hr > f.baseline_mean)
     }
 }
 
@@ -134,14 +132,14 @@ impl FatigueTracker {
             let key = (d.i64()?, d.i64()?);
             let last_start = d.i64()?;
             let m = d.count(8)?;
-            let mut means = VecDeque::with_capacity(self.baseline_windows + 1);
+            let mut means = VecDeque::with_capacity(self.p.baseline_windows + 1);
             for _ in 0..m {
                 means.push_back(d.f64()?);
-                if means.len() > self.baseline_windows {
+                if means.len() > self.p.baseline_windows {
                     means.pop_front();
                 }
             }
-            if self.players.len() < self.max_players {
+            if self.players.len() < self.p.max_players {
                 self.players.insert(key, History { means, last_start });
             }
         }
@@ -153,9 +151,17 @@ impl FatigueTracker {
 mod tests {
     use super::*;
 
+    fn config(max_players: usize) -> FatigueConfig {
+        FatigueConfig {
+            baseline_windows: 3,
+            k: 1.5,
+            max_players,
+        }
+    }
+
     #[test]
     fn rising_heart_rate_after_three_windows_raises_fatigue() {
-        let mut f = FatigueTracker::new(3, 1.5, 100);
+        let mut f = FatigueTracker::new(config(100));
         assert_eq!(f.on_window(1, 7, 0, Some(140.0)), None);
         assert_eq!(f.on_window(1, 7, 1, Some(142.0)), None);
         assert_eq!(f.on_window(1, 7, 2, Some(144.0)), None);
@@ -167,7 +173,7 @@ mod tests {
 
     #[test]
     fn value_within_k_sigma_is_no_alert_and_baseline_excludes_current() {
-        let mut f = FatigueTracker::new(3, 1.5, 100);
+        let mut f = FatigueTracker::new(config(100));
         for (i, hr) in [140.0, 142.0, 144.0].into_iter().enumerate() {
             f.on_window(1, 7, i as i64, Some(hr));
         }
@@ -177,7 +183,7 @@ mod tests {
 
     #[test]
     fn windows_without_heart_rate_neither_alert_nor_count() {
-        let mut f = FatigueTracker::new(3, 1.5, 100);
+        let mut f = FatigueTracker::new(config(100));
         f.on_window(1, 7, 0, Some(140.0));
         f.on_window(1, 7, 1, None);
         f.on_window(1, 7, 2, Some(140.0));
@@ -190,12 +196,12 @@ mod tests {
 
     #[test]
     fn flat_baseline_alerts_on_any_rise() {
-        let mut f = FatigueTracker::new(3, 1.5, 100);
+        let mut f = FatigueTracker::new(config(100));
         for i in 0..3 {
             f.on_window(1, 7, i, Some(150.0));
         }
         assert!(f.on_window(1, 7, 3, Some(150.5)).is_some());
-        let mut g = FatigueTracker::new(3, 1.5, 100);
+        let mut g = FatigueTracker::new(config(100));
         for i in 0..3 {
             g.on_window(1, 7, i, Some(150.0));
         }
@@ -207,7 +213,7 @@ mod tests {
 
     #[test]
     fn matches_and_players_are_separate_and_capped() {
-        let mut f = FatigueTracker::new(3, 1.5, 2);
+        let mut f = FatigueTracker::new(config(2));
         f.on_window(1, 7, 0, Some(1.0));
         f.on_window(2, 7, 0, Some(1.0));
         f.on_window(1, 8, 1, Some(1.0));

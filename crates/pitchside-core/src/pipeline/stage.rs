@@ -22,12 +22,12 @@ use crate::model::{Micros, RejectReason};
 use crate::pipeline::console_rows::DeviceEventRecord;
 use crate::pipeline::decode::unknown::UnknownFields;
 use crate::pipeline::decode::Decoder;
-use crate::pipeline::detect::{Detector, DetectorParams};
+use crate::pipeline::detect::Detector;
 use crate::pipeline::fatigue::FatigueTracker;
-use crate::pipeline::health::{DeviceHealth, HealthParams};
+use crate::pipeline::health::DeviceHealth;
 use crate::pipeline::rows::{AlertRecord, FatigueRecord};
 use crate::pipeline::time_guard::TimeGuard;
-use crate::pipeline::window::{WindowAggregator, WindowParams};
+use crate::pipeline::window::WindowAggregator;
 use crate::tables::{Stamp, TableBuffer, TableId};
 use crate::util::log_limit::LogLimiter;
 pub use clock::{clock_input, clock_record, ClockChange, CLOCK_SOURCE};
@@ -156,18 +156,8 @@ impl Pipeline {
                 live.then_some(config.limits.max_future),
             )
             .with_formats(config.inputs.formats()),
-            detector: Detector::new(DetectorParams {
-                window: config.detector.window,
-                threshold: config.detector.threshold,
-                min_baseline: config.detector.min_baseline,
-                idle_timeout: config.detector.idle_timeout,
-                max_keys: config.detector.max_keys,
-            }),
-            windows: WindowAggregator::new(WindowParams {
-                size: config.windows.size,
-                delay: config.windows.watermark_delay,
-                max_open_groups: config.windows.max_open_groups,
-            }),
+            detector: Detector::new(config.detector),
+            windows: WindowAggregator::new(config.windows),
             raw: config.output.raw,
             max_event_bytes: config.limits.max_event_bytes,
             nondup: Vec::with_capacity(4),
@@ -175,21 +165,14 @@ impl Pipeline {
             synced: true,
             guard: TimeGuard::default(),
             conflict_log: LogLimiter::new(CONFLICT_LOG_PERIOD),
-            health: DeviceHealth::new(HealthParams {
-                silent_after: config.health.silent_after,
-                max_devices: config.health.max_devices,
-            }),
+            health: DeviceHealth::new(config.health),
             out: Outputs {
                 stamp: Stamp {
                     venue_id: config.venue.id.clone(),
                     gateway_id: config.venue.gateway_id.clone(),
                     clock_synchronized: live.then_some(true),
                 },
-                fatigue: FatigueTracker::new(
-                    config.fatigue.baseline_windows,
-                    config.fatigue.k,
-                    config.fatigue.max_players,
-                ),
+                fatigue: FatigueTracker::new(config.fatigue),
                 tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
                 counters: PipelineCounters::default(),
                 live_alerts: Vec::new(),
@@ -204,8 +187,8 @@ impl Pipeline {
     /// Applies the settings a config reload (SIGHUP) changes while running:
     /// the detector threshold and the per-metric ranges (see [`crate::config::reload`]).
     pub fn apply_reload(&mut self, r: &crate::config::reload::Reloadable) {
-        self.detector.set_threshold(r.threshold);
-        self.decoder.set_ranges(r.ranges.clone());
+        self.detector.reload(&r.detector);
+        self.decoder.set_ranges(r.limits.ranges.clone());
     }
 
     /// Counters so far.

@@ -242,8 +242,8 @@ impl Task {
     fn apply_reload(&mut self, new: &crate::config::reload::Reloadable) {
         self.p.apply_reload(new);
         info!(
-            threshold = new.threshold,
-            ranges = new.ranges.len(),
+            threshold = new.detector.threshold,
+            ranges = new.limits.ranges.len(),
             "Pipeline settings reloaded."
         );
     }

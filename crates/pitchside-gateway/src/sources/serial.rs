@@ -7,6 +7,7 @@
 //! Waiting instead would let the kernel's small tty buffer overflow, which
 //! loses bytes silently and mangles lines.
 
+use crate::config::sources::serial as config;
 use crate::config::SerialSection;
 use crate::model::{FramingError, RawInput, SensorKind, SourceName};
 use crate::sources::framing::{Line, LineFramer};
@@ -59,10 +60,10 @@ impl SerialSettings {
                 7 => DataBits::Seven,
                 _ => DataBits::Eight,
             },
-            parity: match s.parity.as_str() {
-                "odd" => Parity::Odd,
-                "even" => Parity::Even,
-                _ => Parity::None,
+            parity: match s.parity {
+                config::Parity::None => Parity::None,
+                config::Parity::Odd => Parity::Odd,
+                config::Parity::Even => Parity::Even,
             },
             stop_bits: if s.stop_bits == 2 {
                 StopBits::Two

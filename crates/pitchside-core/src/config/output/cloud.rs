@@ -3,126 +3,87 @@
 //! config file.
 
 use crate::config::error::Problems;
-use crate::config::schema::keys::{k, Key, Ty::Bool, Ty::Text};
+use crate::config::schema::keys::{Setting, Ty};
 use serde::{Deserialize, Serialize};
 
-/// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
-/// `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` (and the rest of the AWS
-/// environment), or from the files named here — never from this file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct S3Section {
-    /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …); empty for AWS.
-    pub endpoint: String,
-    /// Region (default: `AWS_REGION`, else "us-east-1").
-    pub region: String,
-    /// Path-style requests (`endpoint/bucket/key`), needed by most S3-compatible servers.
-    pub path_style: bool,
-    /// Allow plain `http://` endpoints (test servers only).
-    pub allow_http: bool,
-    /// File holding the access key id.
-    pub access_key_id_file: String,
-    /// File holding the secret access key.
-    pub secret_access_key_file: String,
-    /// `"explicit"` (default): keys from the environment or the files above;
-    /// start-up refuses when there are none. `"instance"`: without them, ask
-    /// the EC2 instance metadata service (an instance profile).
-    pub credentials: String,
-}
-
-impl Default for S3Section {
-    fn default() -> Self {
-        S3Section {
-            endpoint: String::new(),
-            region: String::new(),
-            path_style: false,
-            allow_http: false,
-            access_key_id_file: String::new(),
-            secret_access_key_file: String::new(),
-            credentials: default_credentials(),
-        }
+crate::config::section! {
+    /// `[output.s3]`. Credentials come from `AWS_ACCESS_KEY_ID` /
+    /// `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN` (and the rest of the AWS
+    /// environment), or from the files named here — never from this file.
+    #[serde(deny_unknown_fields)]
+    pub struct S3Section {
+        /// Endpoint URL for S3-compatible servers (MinIO, Ceph, …): `https://…`,
+        /// or `http://…` with `allow_http`; empty for AWS.
+        endpoint: String = String::new(),
+        /// Region (empty: `AWS_REGION`, else "us-east-1").
+        region: String = String::new(),
+        /// Path-style requests (`endpoint/bucket/key`), needed by most S3-compatible servers.
+        path_style: bool = false,
+        /// Allow plain `http://` endpoints (test servers only).
+        allow_http: bool = false,
+        /// File holding the access key id.
+        access_key_id_file: String = String::new(),
+        /// File holding the secret access key.
+        secret_access_key_file: String = String::new(),
+        /// `"explicit"`: keys from the environment or the files above;
+        /// start-up refuses when there are none. `"instance"`: without them, ask
+        /// the EC2 instance metadata service (an instance profile).
+        credentials: Credentials = Credentials::Explicit,
     }
 }
 
-/// `credentials` of the cloud store sections.
-pub fn default_credentials() -> String {
-    "explicit".into()
+/// `credentials` of the cloud store sections: where a store's credentials
+/// may come from. Its names are checked by the schema walker, so a parsed
+/// file holds one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Credentials {
+    /// From the environment or the files the section names; start-up
+    /// refuses a store without them.
+    Explicit,
+    /// Without them, from the cloud's instance metadata service.
+    Instance,
 }
 
-/// `[output.azure]`. The key comes from `AZURE_STORAGE_ACCOUNT_KEY` or the
-/// file named here.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AzureSection {
-    /// Storage account name (default: `AZURE_STORAGE_ACCOUNT_NAME`).
-    pub account: String,
-    /// Blob endpoint URL for emulators and sovereign clouds; empty for Azure.
-    pub endpoint: String,
-    /// Allow plain `http://` endpoints (test servers only).
-    pub allow_http: bool,
-    /// File holding the account key.
-    pub access_key_file: String,
-    /// `"explicit"` (default): a key, SAS token or service principal from the
-    /// environment, or the file above. `"instance"`: without them, use the
-    /// VM's managed identity (instance metadata service).
-    pub credentials: String,
+impl Setting for Credentials {
+    const TY: Ty = Ty::Choice(
+        &["explicit", "instance"],
+        "\"explicit\" (credentials from the environment or files) or \"instance\" (the cloud's instance metadata service)",
+    );
 }
 
-impl Default for AzureSection {
-    fn default() -> Self {
-        AzureSection {
-            account: String::new(),
-            endpoint: String::new(),
-            allow_http: false,
-            access_key_file: String::new(),
-            credentials: default_credentials(),
-        }
+crate::config::section! {
+    /// `[output.azure]`. The key comes from `AZURE_STORAGE_ACCOUNT_KEY` or the
+    /// file named here.
+    #[serde(deny_unknown_fields)]
+    pub struct AzureSection {
+        /// Storage account name (empty: `AZURE_STORAGE_ACCOUNT_NAME`).
+        account: String = String::new(),
+        /// Blob endpoint URL for emulators and sovereign clouds; empty for Azure.
+        endpoint: String = String::new(),
+        /// Allow plain `http://` endpoints (test servers only).
+        allow_http: bool = false,
+        /// File holding the account key.
+        access_key_file: String = String::new(),
+        /// `"explicit"`: a key, SAS token or service principal from the
+        /// environment, or the file above. `"instance"`: without them, use the
+        /// VM's managed identity (instance metadata service).
+        credentials: Credentials = Credentials::Explicit,
     }
 }
 
-/// `[output.gcs]`. Credentials from `GOOGLE_SERVICE_ACCOUNT` or the file named here.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GcsSection {
-    /// Service account JSON key file.
-    pub service_account_file: String,
-    /// `"explicit"` (default): a service account key from the environment,
-    /// the file above or gcloud's application default credentials.
-    /// `"instance"`: without them, use the VM's service account (metadata server).
-    pub credentials: String,
-}
-
-impl Default for GcsSection {
-    fn default() -> Self {
-        GcsSection {
-            service_account_file: String::new(),
-            credentials: default_credentials(),
-        }
+crate::config::section! {
+    /// `[output.gcs]`. Credentials from `GOOGLE_SERVICE_ACCOUNT` or the file named here.
+    #[serde(deny_unknown_fields)]
+    pub struct GcsSection {
+        /// Service account JSON key file.
+        service_account_file: String = String::new(),
+        /// `"explicit"`: a service account key from the environment, the file
+        /// above or gcloud's application default credentials. `"instance"`:
+        /// without them, use the VM's service account (metadata server).
+        credentials: Credentials = Credentials::Explicit,
     }
 }
-
-/// The keys of `[output.s3]`.
-pub(super) const S3_KEYS: &[Key] = &[
-    k("endpoint", Text),
-    k("region", Text),
-    k("path_style", Bool),
-    k("allow_http", Bool),
-    k("access_key_id_file", Text),
-    k("secret_access_key_file", Text),
-    k("credentials", Text),
-];
-
-/// The keys of `[output.azure]`.
-pub(super) const AZURE_KEYS: &[Key] = &[
-    k("account", Text),
-    k("endpoint", Text),
-    k("allow_http", Bool),
-    k("access_key_file", Text),
-    k("credentials", Text),
-];
-
-/// The keys of `[output.gcs]`.
-pub(super) const GCS_KEYS: &[Key] = &[k("service_account_file", Text), k("credentials", Text)];
 
 /// Checks that each cloud section present matches the scheme of `store`
 /// (`output.store`), and its `credentials`.
@@ -134,13 +95,13 @@ pub(super) fn check(
     gcs: &Option<GcsSection>,
 ) {
     let sections = [
-        ("output.s3", "s3", s3.as_ref().map(|s| &s.credentials)),
-        ("output.azure", "az", azure.as_ref().map(|s| &s.credentials)),
-        ("output.gcs", "gs", gcs.as_ref().map(|s| &s.credentials)),
+        ("output.s3", "s3", s3.is_some()),
+        ("output.azure", "az", azure.is_some()),
+        ("output.gcs", "gs", gcs.is_some()),
     ];
     let scheme = store.split("://").next().unwrap_or("");
-    for (section, wanted, credentials) in sections {
-        p.check(credentials.is_none() || scheme == wanted, || {
+    for (section, wanted, present) in sections {
+        p.check(!present || scheme == wanted, || {
             format!(
                 "[{section}]: only used with a {wanted}:// store, but output.store is {store:?}"
             )
@@ -158,13 +119,6 @@ pub(super) fn check(
     if let Some(a) = azure {
         let example = "http://127.0.0.1:10000/devstoreaccount1";
         check_endpoint(p, "output.azure", &a.endpoint, a.allow_http, example);
-    }
-    for (section, _, credentials) in sections {
-        if let Some(c) = credentials {
-            p.check(matches!(c.as_str(), "explicit" | "instance"), || {
-                format!("{section}.credentials: {c:?} must be \"explicit\" (credentials from the environment or files) or \"instance\" (the cloud's instance metadata service)")
-            });
-        }
     }
 }
 

@@ -4,117 +4,56 @@
 pub mod cloud;
 
 use crate::config::error::Problems;
-use crate::config::schema::keys::{k, req, Key, Ty, U32};
 use crate::model::Micros;
 use crate::util::time::MICROS_PER_SEC;
 use cloud::{AzureSection, GcsSection, S3Section};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// `[output]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OutputSection {
-    /// `file:///path`, or (with the upload feature) `s3://`, `gs://`, `az://`.
-    pub store: String,
-    /// Local folder for finished files waiting for upload, and for state.
-    pub spool_dir: String,
-    /// Write open tables at least this often (default "60s").
-    #[serde(default = "default_flush_interval")]
-    pub flush_interval: String,
-    /// Write a table as soon as it has this many rows (default 100000).
-    #[serde(default = "default_max_rows")]
-    pub max_rows_per_file: u32,
-    /// `zstd` (default) or `snappy`.
-    #[serde(default = "default_compression")]
-    pub compression: String,
-    /// Write the `raw` table (default true).
-    #[serde(default = "default_true")]
-    pub raw: bool,
-    /// Most bytes the spool may hold; past it the lowest-priority files are
-    /// evicted (raw first, alerts last) (default "1GiB").
-    #[serde(default = "default_spool_max")]
-    pub spool_max_bytes: String,
-    /// Free disk space to leave on the spool's filesystem; below it files are
-    /// evicted as above (default "256MiB").
-    #[serde(default = "default_min_free")]
-    pub min_free_disk: String,
-    /// Longest a single upload attempt may take before it counts as failed (default "30s").
-    #[serde(default = "default_upload_timeout")]
-    pub upload_timeout: String,
-    /// Retry interval after a permanent error (permission, missing bucket) (default "5m").
-    #[serde(default = "default_permanent_retry")]
-    pub permanent_retry: String,
-    /// Longest time an input waits in the journal before it is fsynced; a
-    /// power cut loses at most this much serial input (default "200ms").
-    /// MQTT messages are fsynced before they are acknowledged, whatever this says.
-    #[serde(default = "default_sync_interval")]
-    pub sync_interval: String,
-    /// Most bytes the input journal may hold while checkpoints fail; past
-    /// it the journal is switched off until a checkpoint is written again
-    /// (default "256MiB", at least 64 KiB).
-    #[serde(default = "default_max_journal")]
-    pub max_journal_bytes: String,
-    /// `[output.s3]`: S3 and S3-compatible stores.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub s3: Option<S3Section>,
-    /// `[output.azure]`: Azure Blob Storage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub azure: Option<AzureSection>,
-    /// `[output.gcs]`: Google Cloud Storage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gcs: Option<GcsSection>,
+crate::config::section! {
+    /// `[output]`.
+    #[serde(deny_unknown_fields)]
+    pub struct OutputSection {
+        /// `file:///path`, or (with the upload feature) `s3://`, `gs://`, `az://`.
+        store: String,
+        /// Local folder for finished files waiting for upload, and for state.
+        spool_dir: String,
+        /// Write open tables at least this often.
+        flush_interval: String [Duration] = "60s".into(),
+        /// Write a table as soon as it has this many rows.
+        max_rows_per_file: u32 = 100_000,
+        /// `zstd` or `snappy`.
+        compression: String = "zstd".into(),
+        /// Write the `raw` table.
+        raw: bool = true,
+        /// Most bytes the spool may hold; past it the lowest-priority files are
+        /// evicted (raw first, alerts last).
+        spool_max_bytes: String [Size] = "1GiB".into(),
+        /// Free disk space to leave on the spool's filesystem; below it files are
+        /// evicted as above.
+        min_free_disk: String [Size] = "256MiB".into(),
+        /// Longest a single upload attempt may take before it counts as failed.
+        upload_timeout: String [Duration] = "30s".into(),
+        /// Retry interval after a permanent error (permission, missing bucket).
+        permanent_retry: String [Duration] = "5m".into(),
+        /// Longest time an input waits in the journal before it is fsynced; a
+        /// power cut loses at most this much serial input. MQTT messages are
+        /// fsynced before they are acknowledged, whatever this says.
+        sync_interval: String [Duration] = "200ms".into(),
+        /// Most bytes the input journal may hold while checkpoints fail; past
+        /// it the journal is switched off until a checkpoint is written again
+        /// (at least 64 KiB).
+        max_journal_bytes: String [Size] = "256MiB".into(),
+        /// `[output.s3]`: S3 and S3-compatible stores.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        s3: Option<S3Section> = None,
+        /// `[output.azure]`: Azure Blob Storage.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        azure: Option<AzureSection> = None,
+        /// `[output.gcs]`: Google Cloud Storage.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gcs: Option<GcsSection> = None,
+    }
 }
-
-fn default_flush_interval() -> String {
-    "60s".into()
-}
-fn default_max_rows() -> u32 {
-    100_000
-}
-fn default_compression() -> String {
-    "zstd".into()
-}
-fn default_true() -> bool {
-    true
-}
-fn default_spool_max() -> String {
-    "1GiB".into()
-}
-fn default_min_free() -> String {
-    "256MiB".into()
-}
-fn default_upload_timeout() -> String {
-    "30s".into()
-}
-fn default_sync_interval() -> String {
-    "200ms".into()
-}
-fn default_max_journal() -> String {
-    "256MiB".into()
-}
-fn default_permanent_retry() -> String {
-    "5m".into()
-}
-
-/// The keys of `[output]`.
-pub(super) const KEYS: &[Key] = &[
-    req("store", Ty::Text),
-    req("spool_dir", Ty::Text),
-    k("flush_interval", Ty::Duration),
-    k("max_rows_per_file", U32),
-    k("compression", Ty::Text),
-    k("raw", Ty::Bool),
-    k("spool_max_bytes", Ty::Size),
-    k("min_free_disk", Ty::Size),
-    k("upload_timeout", Ty::Duration),
-    k("permanent_retry", Ty::Duration),
-    k("sync_interval", Ty::Duration),
-    k("max_journal_bytes", Ty::Size),
-    k("s3", Ty::Table(cloud::S3_KEYS)),
-    k("azure", Ty::Table(cloud::AZURE_KEYS)),
-    k("gcs", Ty::Table(cloud::GCS_KEYS)),
-];
 
 /// `[output]`, in bytes and µs. The cloud sections are read from the file
 /// ([`OutputSection`]) when the store client is built.

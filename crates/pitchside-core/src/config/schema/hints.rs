@@ -2,7 +2,7 @@
 //! instead, "did you mean", and where a misplaced key belongs.
 
 use super::keys::{Key, Ty};
-use crate::config::file::ROOT;
+use super::ROOT;
 use toml::Value;
 
 /// `path.name`, or `name` at the top of the file.
@@ -89,7 +89,10 @@ pub(super) fn whole_hint(v: &Value, got: &str, max: u64) -> String {
 pub(super) fn missing(full: &str, key: &Key) -> String {
     match key.ty {
         Ty::Table(keys) => {
-            let needed: Vec<_> = keys.iter().filter(|k| k.required).map(|k| k.name).collect();
+            let needed: Vec<_> = Key::each(keys)
+                .filter(|k| k.required)
+                .map(|k| k.name)
+                .collect();
             format!(
                 "[{full}]: this section is required but missing (it needs {})",
                 needed.join(" and ")
@@ -102,25 +105,24 @@ pub(super) fn missing(full: &str, key: &Key) -> String {
 
 /// "unknown key", with the closest key of the section, a key of the same
 /// name elsewhere, or the section's keys.
-pub(super) fn unknown(full: &str, name: &str, path: &str, keys: &[Key]) -> String {
+pub(super) fn unknown(full: &str, name: &str, path: &str, keys: &'static [Key]) -> String {
     let section = if path.is_empty() {
         "at the top of the file".to_string()
     } else {
         format!("in [{path}]")
     };
-    if name == "password" && keys.iter().any(|k| k.name == "password_env") {
+    if name == "password" && Key::each(keys).any(|k| k.name == "password_env") {
         return format!(
             "{full}: passwords are never written in the config; use password_env (the name of an environment variable holding it) or password_file (a file holding it)"
         );
     }
     let as_file = format!("{name}_file");
-    if keys.iter().any(|k| k.name == as_file) {
+    if Key::each(keys).any(|k| k.name == as_file) {
         return format!(
             "{full}: secrets are never written in the config; name a file holding it with {as_file} (or use the environment; docs: configuration.md, section Cloud credentials)"
         );
     }
-    let close = keys
-        .iter()
+    let close = Key::each(keys)
         .map(|k| (distance(name, k.name), k.name))
         .filter(|(d, k)| *d <= (k.len().max(name.len()) / 3).max(1))
         .min();
@@ -134,19 +136,19 @@ pub(super) fn unknown(full: &str, name: &str, path: &str, keys: &[Key]) -> Strin
             "{full}: unknown key {section}; {name} belongs in [{other}]: move it there"
         );
     }
-    let names: Vec<_> = keys.iter().map(|k| k.name).collect();
+    let names: Vec<_> = Key::each(keys).map(|k| k.name).collect();
     format!(
         "{full}: unknown key {section} (the keys there are {})",
         names.join(", ")
     )
 }
 
-fn find_elsewhere(name: &str, path: &str, keys: &[Key], out: &mut Vec<String>) {
-    for key in keys {
+fn find_elsewhere(name: &str, path: &str, keys: &'static [Key], out: &mut Vec<String>) {
+    for key in Key::each(keys) {
         let full = join(path, key.name);
         match key.ty {
             Ty::Table(inner) | Ty::Tables(inner) | Ty::TextOrTable(inner) | Ty::Named(inner) => {
-                if inner.iter().any(|k| k.name == name) {
+                if Key::each(inner).any(|k| k.name == name) {
                     out.push(full.clone());
                 }
                 find_elsewhere(name, &full, inner, out);

@@ -1,12 +1,17 @@
-//! How a section lists its keys for the schema walker: each key's name, what
-//! it holds and whether it is required. Every section module keeps its list
-//! (`KEYS`) next to its struct; `config::file::ROOT` puts them together.
+//! How a section lists its keys for the schema walker and the reference:
+//! each key's name, what it holds, whether it is required, its default and
+//! its doc text. The lists are not written by hand: [`crate::config::section!`]
+//! makes each from the section's one declaration; `config::file::ConfigFile`
+//! is the root.
 
 /// What a key holds.
 #[derive(Debug, Clone, Copy)]
 pub enum Ty {
     /// Any text in quotes.
     Text,
+    /// One of these texts; the words say what each means, for problems
+    /// ("\"mark\" must be {words}").
+    Choice(&'static [&'static str], &'static str),
     /// A duration string: "30s".
     Duration,
     /// A size string: "256MiB".
@@ -35,6 +40,9 @@ pub enum Ty {
     /// A section whose keys are names of the user's choosing, each holding
     /// a section with these keys (`[….map.metrics]`).
     Named(&'static [Key]),
+    /// Not a key: these keys, written in the section itself (serde's
+    /// `flatten`, such as the input keys every source shares).
+    Flatten(&'static [Key]),
 }
 
 /// One key of a section.
@@ -46,42 +54,75 @@ pub struct Key {
     pub ty: Ty,
     /// Whether the section must have it.
     pub required: bool,
+    /// Its doc text, as declared (lines joined by `\n`).
+    pub doc: &'static str,
+    /// Its default as TOML (`None` from the function: unset), or `None` for
+    /// a required key.
+    pub default: Option<fn() -> Option<toml::Value>>,
 }
 
-/// An optional key.
-pub const fn k(name: &'static str, ty: Ty) -> Key {
-    Key {
-        name,
-        ty,
-        required: false,
+impl Key {
+    /// The keys of a section, with the flattened groups written out.
+    pub fn each(keys: &'static [Key]) -> impl Iterator<Item = &'static Key> {
+        keys.iter()
+            .flat_map(|k| -> Box<dyn Iterator<Item = &'static Key>> {
+                match k.ty {
+                    Ty::Flatten(inner) => Box::new(Key::each(inner)),
+                    _ => Box::new(std::iter::once(k)),
+                }
+            })
+    }
+
+    /// Its doc text on one line.
+    pub fn doc_line(&self) -> String {
+        self.doc.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
 
-/// A required key.
-pub const fn req(name: &'static str, ty: Ty) -> Key {
-    Key {
-        name,
-        ty,
-        required: true,
-    }
+/// A Rust type as a config value: what the schema calls it, unless the
+/// declaration says otherwise (a `String` that holds a duration).
+pub trait Setting {
+    /// Its schema type.
+    const TY: Ty;
 }
 
-/// The keys `a` then `b` as one list of `N` keys, for sections that share
-/// a group of keys; `N` must be their total (checked when compiling).
-pub const fn join<const N: usize>(a: &[Key], b: &[Key]) -> [Key; N] {
-    assert!(a.len() + b.len() == N, "join: N is not the number of keys");
-    let mut out = [k("", Ty::Text); N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < b.len() {
-        out[i + j] = b[j];
-        j += 1;
-    }
-    out
+/// A section made by [`crate::config::section!`]: its keys.
+pub trait Section {
+    /// Its keys, in declaration order.
+    const KEYS: &'static [Key];
+}
+
+macro_rules! setting {
+    ($($t:ty => $ty:expr),* $(,)?) => {
+        $(impl Setting for $t {
+            const TY: Ty = $ty;
+        })*
+    };
+}
+
+setting! {
+    String => Ty::Text,
+    std::path::PathBuf => Ty::Text,
+    bool => Ty::Bool,
+    f64 => Ty::Number,
+    i64 => Ty::Int,
+    u8 => U8,
+    u16 => U16,
+    u32 => U32,
+    u64 => U64,
+}
+
+impl<T: Setting> Setting for Option<T> {
+    const TY: Ty = T::TY;
+}
+
+impl<T: Section> Setting for Vec<T> {
+    const TY: Ty = Ty::Tables(T::KEYS);
+}
+
+/// A default value as TOML (`None` when it does not print, as an unset option).
+pub fn toml_value<T: serde::Serialize>(v: T) -> Option<toml::Value> {
+    toml::Value::try_from(v).ok()
 }
 
 /// A `u8`.

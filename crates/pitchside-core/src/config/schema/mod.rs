@@ -5,49 +5,66 @@
 //! builds the typed structs. Keys that fail are removed, so that serde and
 //! `validate` can still report the problems of the rest in the same run.
 //!
-//! Each section module lists its keys ([`keys::Key`]) next to its struct;
-//! `config::file::ROOT` puts them together. The words of the problems are in
-//! [`hints`]. The tests keep the lists in step with serde (every field serde
-//! knows is listed, and every key listed is one serde accepts with that type).
+//! Each section's keys ([`keys::Key`]) come from its declaration
+//! ([`declare::section!`]), the serde struct from the same one, so the two
+//! cannot disagree; `config::file::ConfigFile` is the root. The words of the
+//! problems are in [`hints`]; the configuration reference is made from the
+//! same keys in [`reference`].
 
+pub(crate) mod declare;
 pub(super) mod hints;
-pub(super) mod keys;
+pub(crate) mod keys;
+pub mod reference;
 
-use crate::config::file::ROOT;
 use hints::{describe, duration_hint, join, missing, size_hint, unknown, whole_hint};
-use keys::{Key, Ty};
+use keys::{Key, Section, Ty};
 use toml::{Table, Value};
 
+/// The keys of the whole file.
+pub(crate) const ROOT: &[Key] = crate::config::ConfigFile::KEYS;
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub(super) struct Checked {
+    /// One problem per unknown key, key of the wrong type and missing
+    /// required key, each starting with the key's full name.
+    pub problems: Vec<String>,
+    /// Whether a required key is missing (or was removed): then serde's
+    /// stand-in for it must not be taken for a value.
+    pub incomplete: bool,
+}
+
 /// Checks `table` against [`ROOT`] (the keys of every section); removes
-/// every key that is unknown or of the wrong type, and returns one problem
-/// per such key and per missing required key, each starting with the key's
-/// full name.
-pub(super) fn check(table: &mut Table) -> Vec<String> {
-    let mut out = Vec::new();
+/// every key that is unknown or of the wrong type.
+pub(super) fn check(table: &mut Table) -> Checked {
+    let mut out = Checked::default();
     walk("", table, ROOT, &mut out);
     out
 }
 
-fn walk(path: &str, table: &mut Table, keys: &[Key], out: &mut Vec<String>) {
+fn walk(path: &str, table: &mut Table, keys: &'static [Key], out: &mut Checked) {
     let mut bad = Vec::new();
     for (name, value) in table.iter_mut() {
         let full = join(path, name);
-        let Some(key) = keys.iter().find(|k| k.name == name) else {
-            out.push(unknown(&full, name, path, keys));
+        let Some(key) = Key::each(keys).find(|k| k.name == name) else {
+            out.problems.push(unknown(&full, name, path, keys));
             bad.push(name.clone());
             continue;
         };
         if let Err(why) = check_value(&full, name, key.ty, value, out) {
-            out.push(format!("{full}: {why}"));
+            out.problems.push(format!("{full}: {why}"));
             bad.push(name.clone());
         }
     }
     for name in &bad {
         table.remove(name);
     }
-    for key in keys.iter().filter(|k| k.required) {
-        if !table.contains_key(key.name) && !bad.iter().any(|b| b == key.name) {
-            out.push(missing(&join(path, key.name), key));
+    for key in Key::each(keys).filter(|k| k.required) {
+        if !table.contains_key(key.name) {
+            out.incomplete = true;
+            if !bad.iter().any(|b| b == key.name) {
+                out.problems.push(missing(&join(path, key.name), key));
+            }
         }
     }
 }
@@ -58,15 +75,19 @@ fn check_value(
     name: &str,
     ty: Ty,
     value: &mut Value,
-    out: &mut Vec<String>,
+    out: &mut Checked,
 ) -> Result<(), String> {
     let got = describe(value);
     match (ty, &mut *value) {
         (Ty::Text, Value::String(_)) => Ok(()),
-        (Ty::Text, Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => Err(format!(
-            "must be text in quotes, but it is {got}; write {name} = \"{value}\""
-        )),
-        (Ty::Text, _) => Err(format!("must be text in quotes, but it is {got}")),
+        (Ty::Choice(names, _), Value::String(s)) if names.contains(&s.as_str()) => Ok(()),
+        (Ty::Choice(_, words), Value::String(s)) => Err(format!("{s:?} must be {words}")),
+        (Ty::Text | Ty::Choice(..), Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => {
+            Err(format!(
+                "must be text in quotes, but it is {got}; write {name} = \"{value}\""
+            ))
+        }
+        (Ty::Text | Ty::Choice(..), _) => Err(format!("must be text in quotes, but it is {got}")),
         (Ty::Duration, Value::String(_)) => Ok(()),
         (Ty::Duration, _) => Err(duration_hint(value, &got)),
         (Ty::Size, Value::String(_)) => Ok(()),
@@ -109,7 +130,7 @@ fn check_section(
     ty: Ty,
     value: &mut Value,
     got: &str,
-    out: &mut Vec<String>,
+    out: &mut Checked,
 ) -> Result<(), String> {
     match (ty, value) {
         (Ty::Table(keys), Value::Table(t)) => {
@@ -161,14 +182,14 @@ fn check_section(
 
 /// Walks a section of named entries, each a section with `keys`; an entry
 /// that is not a section is a problem, and removed.
-fn walk_named(full: &str, table: &mut Table, keys: &[Key], out: &mut Vec<String>) {
+fn walk_named(full: &str, table: &mut Table, keys: &'static [Key], out: &mut Checked) {
     let mut bad = Vec::new();
     for (name, value) in table.iter_mut() {
         let at = join(full, name);
         match value {
             Value::Table(t) => walk(&at, t, keys, out),
             other => {
-                out.push(format!(
+                out.problems.push(format!(
                     "{at}: must be a section such as {{ field = \"…\" }}, but it is {}",
                     describe(other)
                 ));
@@ -183,14 +204,14 @@ fn walk_named(full: &str, table: &mut Table, keys: &[Key], out: &mut Vec<String>
 
 /// Walks every section of a list (`[[full]]`); an item that is not a
 /// section is a problem, and removed.
-fn walk_list(full: &str, items: &mut Vec<Value>, keys: &[Key], out: &mut Vec<String>) {
+fn walk_list(full: &str, items: &mut Vec<Value>, keys: &'static [Key], out: &mut Checked) {
     let mut bad = Vec::new();
     for (i, item) in items.iter_mut().enumerate() {
         let at = format!("{full}[{i}]");
         match item {
             Value::Table(t) => walk(&at, t, keys, out),
             other => {
-                out.push(format!(
+                out.problems.push(format!(
                     "{at}: must be a section {{ key = value, … }}, but it is {}",
                     describe(other)
                 ));

@@ -2,36 +2,37 @@
 //! subscription): its name, its device format and the map from the
 //! device's fields to a §1 event (SPEC §9). Checked by [`super::check`].
 
-use crate::config::schema::keys::{k, Key, Ty};
+use crate::config::schema::keys::{Section, Setting, Ty};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The name, format and map of one source, as written.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct InputSection {
-    /// The source's name, unique in the config (default `serial:{path}` or
-    /// `mqtt:{topic filter}`); `replay --source` and `tap --source` use it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `pitchside` (default: SPEC §1 JSON), `json`, `csv`, `regex`, `logfmt`
-    /// or `influx`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<String>,
-    /// `regex`: one regular expression with named captures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    /// `csv`: the column names.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub columns: Option<Vec<String>>,
-    /// `csv`: read the column names from the header line.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub header: Option<bool>,
-    /// `csv`: one ASCII character (default `","`; `"\t"` for tabs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delimiter: Option<String>,
-    /// How to build the event.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub map: Option<MapSection>,
+crate::config::section! {
+    /// The name, format and map of one source, as written.
+    pub struct InputSection {
+        /// The source's name, unique in the config (unset: `serial:{path}` or
+        /// `mqtt:{topic filter}`); `replay --source` and `tap --source` use it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String> = None,
+        /// `pitchside` (unset: SPEC §1 JSON), `json`, `csv`, `regex`, `logfmt`
+        /// or `influx`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        format: Option<String> = None,
+        /// `regex`: one regular expression with named captures.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pattern: Option<String> = None,
+        /// `csv`: the column names.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        columns: Option<Vec<String>> [TextList] = None,
+        /// `csv`: read the column names from the header line.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        header: Option<bool> = None,
+        /// `csv`: one ASCII character (unset: `","`; `"\t"` for tabs).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delimiter: Option<String> = None,
+        /// How to build the event.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        map: Option<MapSection> = None,
+    }
 }
 
 impl InputSection {
@@ -42,45 +43,46 @@ impl InputSection {
     }
 }
 
-/// `[….map]`: where each part of the event comes from.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MapSection {
-    /// A sensor kind (`sensor = "crowd"`), or an entry naming where it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sensor: Option<EntrySection>,
-    /// The device id (required).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_id: Option<EntrySection>,
-    /// The event time (required): an entry with an optional `format`, or
-    /// `"arrival"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_time: Option<EntrySection>,
-    /// Match number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub match_id: Option<EntrySection>,
-    /// Event number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_id: Option<EntrySection>,
-    /// Player number (wearable).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub player_id: Option<EntrySection>,
-    /// Player name (wearable).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub player_name: Option<EntrySection>,
-    /// Zone (crowd).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zone_id: Option<EntrySection>,
-    /// Delivery number (pitch).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delivery_id: Option<EntrySection>,
-    /// `[….map.metrics]`: metric name → entry (with `scale`, `offset`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub metrics: BTreeMap<String, EntrySection>,
+crate::config::section! {
+    /// `[….map]`: where each part of the event comes from.
+    #[serde(deny_unknown_fields)]
+    pub struct MapSection {
+        /// A sensor kind (`sensor = "crowd"`), or an entry naming where it is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sensor: Option<EntrySection> = None,
+        /// The device id (required).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        device_id: Option<EntrySection> = None,
+        /// The event time (required): an entry with an optional `format`, or
+        /// `"arrival"`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        event_time: Option<EntrySection> = None,
+        /// Match number.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        match_id: Option<EntrySection> = None,
+        /// Event number.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        event_id: Option<EntrySection> = None,
+        /// Player number (wearable).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        player_id: Option<EntrySection> = None,
+        /// Player name (wearable).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        player_name: Option<EntrySection> = None,
+        /// Zone (crowd).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        zone_id: Option<EntrySection> = None,
+        /// Delivery number (pitch).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delivery_id: Option<EntrySection> = None,
+        /// `[….map.metrics]`: metric name → entry (with `scale`, `offset`).
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        metrics: BTreeMap<String, EntrySection> [Named(EntryTable::KEYS)] = BTreeMap::new(),
+    }
 }
 
 /// One map entry as written: text (`"arrival"`, or a sensor kind) or a table.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum EntrySection {
     /// `event_time = "arrival"`, `sensor = "crowd"`.
@@ -90,69 +92,36 @@ pub enum EntrySection {
     Table(EntryTable),
 }
 
-/// A map entry's keys.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EntryTable {
-    /// A field of the input: a JSON Pointer, a column, a capture, a key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-    /// An MQTT topic level, 0-based.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topic_level: Option<u32>,
-    /// A fixed value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<toml::Value>,
-    /// `event_time` only: `rfc3339`, `epoch_s`, `epoch_ms`, `epoch_us`,
-    /// `epoch_ns` or a strftime-like pattern.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<String>,
-    /// `event_time` with a pattern: the fixed offset of the device's local
-    /// time (`"+05:30"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub utc_offset: Option<String>,
-    /// Metrics only: multiplier.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Metrics only: added after scaling.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<f64>,
+impl Setting for EntrySection {
+    const TY: Ty = Ty::TextOrTable(EntryTable::KEYS);
 }
 
-/// The keys of one map entry.
-pub(super) const ENTRY_KEYS: &[Key] = &[
-    k("field", Ty::Text),
-    k("topic_level", crate::config::schema::keys::U16),
-    k("value", Ty::Scalar),
-    k("format", Ty::Text),
-    k("utc_offset", Ty::Text),
-    k("scale", Ty::Number),
-    k("offset", Ty::Number),
-];
-
-const ENTRY: Ty = Ty::TextOrTable(ENTRY_KEYS);
-
-/// The keys every input source has (listed in each source's keys).
-pub(super) const INPUT_KEYS: &[Key] = &[
-    k("name", Ty::Text),
-    k("format", Ty::Text),
-    k("pattern", Ty::Text),
-    k("columns", Ty::TextList),
-    k("header", Ty::Bool),
-    k("delimiter", Ty::Text),
-    k("map", Ty::Table(MAP_KEYS)),
-];
-
-/// The keys of `[….map]`.
-pub(super) const MAP_KEYS: &[Key] = &[
-    k("sensor", ENTRY),
-    k("device_id", ENTRY),
-    k("event_time", ENTRY),
-    k("match_id", ENTRY),
-    k("event_id", ENTRY),
-    k("player_id", ENTRY),
-    k("player_name", ENTRY),
-    k("zone_id", ENTRY),
-    k("delivery_id", ENTRY),
-    k("metrics", Ty::Named(ENTRY_KEYS)),
-];
+crate::config::section! {
+    /// A map entry's keys.
+    #[serde(deny_unknown_fields)]
+    pub struct EntryTable {
+        /// A field of the input: a JSON Pointer, a column, a capture, a key.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        field: Option<String> = None,
+        /// An MQTT topic level, 0-based.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        topic_level: Option<u32> [U16] = None,
+        /// A fixed value.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<toml::Value> [Scalar] = None,
+        /// `event_time` only: `rfc3339`, `epoch_s`, `epoch_ms`, `epoch_us`,
+        /// `epoch_ns` or a strftime-like pattern.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        format: Option<String> = None,
+        /// `event_time` with a pattern: the fixed offset of the device's local
+        /// time (`"+05:30"`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        utc_offset: Option<String> = None,
+        /// Metrics only: multiplier.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        scale: Option<f64> = None,
+        /// Metrics only: added after scaling.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        offset: Option<f64> = None,
+    }
+}

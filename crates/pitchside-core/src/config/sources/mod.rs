@@ -9,36 +9,28 @@ pub mod serial;
 pub mod simulator;
 
 use crate::config::error::Problems;
-use crate::config::schema::keys::{k, Key, Ty};
 use crate::model::SensorKind;
 use format::SourceFormat;
 use mqtt::MqttSourceSection;
-use serde::{Deserialize, Serialize};
 use serial::SerialSection;
 use simulator::SimulatorSection;
 use std::sync::Arc;
 
-/// `[sources]`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourcesSection {
-    /// `[sources.simulator]`: the built-in simulator, off unless present.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub simulator: Option<SimulatorSection>,
-    /// `[[sources.serial]]`: serial ports.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub serial: Vec<SerialSection>,
-    /// `[[sources.mqtt]]`: MQTT broker subscriptions.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mqtt: Vec<MqttSourceSection>,
+crate::config::section! {
+    /// `[sources]`.
+    #[serde(deny_unknown_fields)]
+    pub struct SourcesSection {
+        /// `[sources.simulator]`: the built-in simulator, off unless present.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        simulator: Option<SimulatorSection> = None,
+        /// `[[sources.serial]]`: serial ports.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        serial: Vec<SerialSection> = Vec::new(),
+        /// `[[sources.mqtt]]`: MQTT broker subscriptions.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        mqtt: Vec<MqttSourceSection> = Vec::new(),
+    }
 }
-
-/// The keys of `[sources]`.
-pub(super) const KEYS: &[Key] = &[
-    k("simulator", Ty::Table(simulator::KEYS)),
-    k("serial", Ty::Tables(serial::KEYS)),
-    k("mqtt", Ty::Tables(mqtt::KEYS)),
-];
 
 impl SourcesSection {
     /// Checks every source. Each source is opened from its section as it

@@ -1,43 +1,38 @@
 //! `[[sources.mqtt]]`: one broker connection with its subscriptions.
 
-use super::input::{InputSection, INPUT_KEYS};
-use crate::config::broker::{self, topic_ok, MqttBroker};
+use super::input::InputSection;
+use crate::config::broker::{topic_ok, MqttBroker};
 use crate::config::error::Problems;
-use crate::config::schema::keys::{join, k, req, Key, Ty, U32};
-use serde::{Deserialize, Serialize};
 
-/// `[[sources.mqtt]]`: one broker connection with its subscriptions.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MqttSourceSection {
-    /// `[sources.mqtt.broker]`: where to connect.
-    pub broker: MqttBroker,
-    /// `[[sources.mqtt.subscriptions]]`: topic filters, subscribed at QoS 1.
-    pub subscriptions: Vec<MqttSubscription>,
-    /// Messages held while the pipeline queue is full (default 1024); past it
-    /// messages are dropped and counted. QoS 1 messages stay unacknowledged
-    /// while held, so the broker's in-flight window throttles delivery first.
-    #[serde(default = "default_max_held")]
-    pub max_held: u32,
+crate::config::section! {
+    /// `[[sources.mqtt]]`: one broker connection with its subscriptions.
+    #[serde(deny_unknown_fields)]
+    pub struct MqttSourceSection {
+        /// `[sources.mqtt.broker]`: where to connect.
+        broker: MqttBroker,
+        /// `[[sources.mqtt.subscriptions]]`: topic filters, subscribed at QoS 1.
+        subscriptions: Vec<MqttSubscription>,
+        /// Messages held while the pipeline queue is full; past it messages
+        /// are dropped and counted. QoS 1 messages stay unacknowledged while
+        /// held, so the broker's in-flight window throttles delivery first.
+        max_held: u32 = 1024,
+    }
 }
 
-fn default_max_held() -> u32 {
-    1024
-}
-
-/// One topic filter and the sensor kind of its messages. Unknown keys are
-/// found by the schema walker (serde's `deny_unknown_fields` does not work
-/// with the flattened input keys).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MqttSubscription {
-    /// MQTT topic filter, `+` and `#` allowed (`venue/wearable/#`).
-    pub topic: String,
-    /// Sensor kind for messages without a `sensor` field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sensor: Option<String>,
-    /// Name, device format and map (SPEC §9).
-    #[serde(flatten)]
-    pub input: InputSection,
+crate::config::section! {
+    /// One topic filter and the sensor kind of its messages. Unknown keys are
+    /// found by the schema walker (serde's `deny_unknown_fields` does not work
+    /// with the flattened input keys).
+    pub struct MqttSubscription {
+        /// MQTT topic filter, `+` and `#` allowed (`venue/wearable/#`).
+        topic: String,
+        /// Sensor kind for messages without a `sensor` field.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sensor: Option<String> = None,
+        /// Name, device format and map (SPEC §9).
+        #[serde(flatten)]
+        input: InputSection [Flatten(InputSection::KEYS)] = InputSection::default(),
+    }
 }
 
 impl MqttSubscription {
@@ -49,19 +44,6 @@ impl MqttSubscription {
             .unwrap_or_else(|| format!("mqtt:{}", self.topic))
     }
 }
-
-/// The keys of one `[[sources.mqtt]]`.
-pub(super) const KEYS: &[Key] = &[
-    req("broker", Ty::Table(broker::KEYS)),
-    req(
-        "subscriptions",
-        Ty::Tables(&join::<9>(
-            &[req("topic", Ty::Text), k("sensor", Ty::Text)],
-            INPUT_KEYS,
-        )),
-    ),
-    k("max_held", U32),
-];
 
 impl MqttSourceSection {
     /// Checks one connection (`key` is `sources.mqtt[i]`).

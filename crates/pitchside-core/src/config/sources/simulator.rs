@@ -1,61 +1,31 @@
 //! `[sources.simulator]`: the built-in event simulator.
 
 use crate::config::error::Problems;
-use crate::config::schema::keys::{k, Key, Ty, U32, U64};
-use serde::{Deserialize, Serialize};
 
-/// `[sources.simulator]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SimulatorSection {
-    /// Events per second over all devices (default 50).
-    pub rate: f64,
-    /// Wearable players (default 22).
-    pub players: u32,
-    /// Ball trackers (default 1).
-    pub pitch_devices: u32,
-    /// Crowd zones (default 4).
-    pub crowd_zones: u32,
-    /// Generic sensors (default 2).
-    pub generic_devices: u32,
-    /// Chance per reading of an injected 4–6σ anomaly (default 0.002).
-    pub anomaly_rate: f64,
-    /// Chance per player-minute that a fatigue episode starts (default 0.02).
-    pub fatigue_rate: f64,
-    /// Match number stamped on events (default 1).
-    pub match_id: i64,
-    /// Random seed; equal seeds give equal streams (default 42).
-    pub seed: u64,
-}
-
-impl Default for SimulatorSection {
-    fn default() -> Self {
-        SimulatorSection {
-            rate: 50.0,
-            players: 22,
-            pitch_devices: 1,
-            crowd_zones: 4,
-            generic_devices: 2,
-            anomaly_rate: 0.002,
-            fatigue_rate: 0.02,
-            match_id: 1,
-            seed: 42,
-        }
+crate::config::section! {
+    /// `[sources.simulator]`.
+    #[serde(deny_unknown_fields)]
+    pub struct SimulatorSection {
+        /// Events per second over all devices.
+        rate: f64 = 50.0,
+        /// Wearable players.
+        players: u32 = 22,
+        /// Ball trackers.
+        pitch_devices: u32 = 1,
+        /// Crowd zones.
+        crowd_zones: u32 = 4,
+        /// Generic sensors.
+        generic_devices: u32 = 2,
+        /// Chance per reading of an injected 4–6σ anomaly.
+        anomaly_rate: f64 = 0.002,
+        /// Chance per player-minute that a fatigue episode starts.
+        fatigue_rate: f64 = 0.02,
+        /// Match number stamped on events.
+        match_id: i64 = 1,
+        /// Random seed; equal seeds give equal streams.
+        seed: u64 = 42,
     }
 }
-
-/// The keys of `[sources.simulator]`.
-pub(super) const KEYS: &[Key] = &[
-    k("rate", Ty::Number),
-    k("players", U32),
-    k("pitch_devices", U32),
-    k("crowd_zones", U32),
-    k("generic_devices", U32),
-    k("anomaly_rate", Ty::Number),
-    k("fatigue_rate", Ty::Number),
-    k("match_id", Ty::Int),
-    k("seed", U64),
-];
 
 impl SimulatorSection {
     /// Checks the rates and that there is at least one device.

@@ -2,11 +2,9 @@ use crate::util::bounded::WhenFull;
 
 const HEAD: &str = "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[output]\nstore = \"file:///tmp/o\"\nspool_dir = \"/tmp/s\"\n";
 
+/// As `run` and `check-config` read a file: every problem of both steps.
 fn check(extra: &str) -> Result<crate::config::Config, String> {
-    crate::config::parse(&format!("{HEAD}{extra}"), "test")
-        .map_err(|e| e.to_string())?
-        .validate()
-        .map_err(|e| e.to_string())
+    crate::config::parse_validated(&format!("{HEAD}{extra}"), "test").map_err(|e| e.to_string())
 }
 
 #[test]
@@ -29,7 +27,7 @@ tls = { ca_file = "/etc/pitchside/ca.pem" }
     .unwrap();
     let s = &c.file.sources.serial[0];
     assert_eq!((s.baud, s.data_bits, s.stop_bits), (115_200, 8, 1));
-    assert_eq!(s.parity, "none");
+    assert_eq!(s.parity, crate::config::sources::serial::Parity::None);
     assert_eq!(c.file.sources.mqtt[0].max_held, 1024);
     assert_eq!(s.max_held, 1024);
     assert_eq!(c.file.sources.mqtt[0].broker.keep_alive, "30s");

@@ -34,6 +34,7 @@ pub mod stats;
 mod times;
 mod values;
 
+use crate::config::DetectorConfig;
 use crate::model::{Micros, SensorKind};
 use keys::{KeyBytes, KeyRef};
 use stats::{Baseline, ShiftedSums};
@@ -52,21 +53,6 @@ type Cells = [Cell];
 const VALUE: usize = 0;
 /// The half of a cell that holds a reading's time.
 const TIME: usize = 1;
-
-/// Detector parameters (`[detector]`).
-#[derive(Debug, Clone, Copy)]
-pub struct DetectorParams {
-    /// Readings kept per key.
-    pub window: usize,
-    /// |z| above which a reading alerts.
-    pub threshold: f64,
-    /// Readings needed before a key may alert.
-    pub min_baseline: usize,
-    /// Event-time silence after which a key is gone, µs.
-    pub idle_timeout: Micros,
-    /// Live key cap.
-    pub max_keys: usize,
-}
 
 /// What happened to one reading.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,7 +110,8 @@ const _: () = assert!(
 /// The detector's whole state.
 #[derive(Debug)]
 pub struct Detector {
-    p: DetectorParams,
+    /// `[detector]`, as validated (the threshold changes on reload).
+    p: DetectorConfig,
     /// Slot numbers, found by the hash of their slot's key bytes.
     map: hashbrown::HashTable<u32>,
     slots: Vec<Slot>,
@@ -145,7 +132,7 @@ pub struct Detector {
 
 impl Detector {
     /// An empty detector.
-    pub fn new(p: DetectorParams) -> Detector {
+    pub fn new(p: DetectorConfig) -> Detector {
         Detector {
             p,
             map: hashbrown::HashTable::with_capacity(p.max_keys),
@@ -164,9 +151,10 @@ impl Detector {
         }
     }
 
-    /// Sets the alert threshold (config reload); state is unaffected.
-    pub fn set_threshold(&mut self, threshold: f64) {
-        self.p.threshold = threshold;
+    /// Takes what a config reload may change (the alert threshold) from
+    /// `new`; state is unaffected, and the sizes stay until a restart.
+    pub fn reload(&mut self, new: &DetectorConfig) {
+        self.p.threshold = new.threshold;
     }
 
     /// Moves "now" forward to `t` if it is later (call once per accepted event).

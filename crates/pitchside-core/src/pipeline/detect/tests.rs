@@ -2,8 +2,8 @@ use super::*;
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
-fn params(window: usize, max_keys: usize) -> DetectorParams {
-    DetectorParams {
+fn params(window: usize, max_keys: usize) -> DetectorConfig {
+    DetectorConfig {
         window,
         threshold: 3.5,
         min_baseline: 10,

@@ -25,6 +25,7 @@
 mod slab;
 mod status;
 
+use crate::config::HealthConfig;
 use crate::model::{Identity, Micros, SensorKind};
 use crate::pipeline::console_rows::{DeviceEventKind, DeviceEventRecord};
 use crate::util::inline::InlineStr;
@@ -40,15 +41,6 @@ pub const CHECK_PERIOD: Micros = 1_000_000;
 
 /// At most one eviction log line per this much arrival time.
 const EVICT_LOG_PERIOD: Micros = 10_000_000;
-
-/// `[health]`, as the tracker needs it.
-#[derive(Debug, Clone, Copy)]
-pub struct HealthParams {
-    /// Arrival-time silence after which a device is silent, µs.
-    pub silent_after: Micros,
-    /// Devices tracked at most.
-    pub max_devices: usize,
-}
 
 /// What the tracker has counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -88,7 +80,8 @@ struct Device {
 /// The health of every device heard from (up to `max_devices`).
 #[derive(Debug)]
 pub struct DeviceHealth {
-    p: HealthParams,
+    /// `[health]`, as validated.
+    p: HealthConfig,
     /// Slots by the hash of their device id, one table per sensor kind.
     maps: [hashbrown::HashTable<u32>; 4],
     slots: Vec<Device>,
@@ -108,7 +101,7 @@ pub struct DeviceHealth {
 
 impl DeviceHealth {
     /// An empty tracker.
-    pub fn new(p: HealthParams) -> DeviceHealth {
+    pub fn new(p: HealthConfig) -> DeviceHealth {
         DeviceHealth {
             p,
             maps: Default::default(),
@@ -255,7 +248,7 @@ impl DeviceHealth {
     }
 
     /// Its settings.
-    pub fn params(&self) -> HealthParams {
+    pub fn config(&self) -> HealthConfig {
         self.p
     }
 

@@ -5,7 +5,7 @@ const S: Micros = 15_000_000;
 const T0: Micros = 1_764_000_000_000_000;
 
 fn tracker(max_devices: usize) -> DeviceHealth {
-    DeviceHealth::new(HealthParams {
+    DeviceHealth::new(HealthConfig {
         silent_after: S,
         max_devices,
     })

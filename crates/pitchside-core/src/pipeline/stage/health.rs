@@ -65,7 +65,7 @@ impl Pipeline {
         info!(
             at = %format_rfc3339(at),
             paused_s = at.saturating_sub(since) / 1_000_000,
-            silent_after_s = self.health.params().silent_after as f64 / 1e6,
+            silent_after_s = self.health.config().silent_after as f64 / 1e6,
             "Device health resumed: a device not heard from since is reported silent \
              health.silent_after from now."
         );

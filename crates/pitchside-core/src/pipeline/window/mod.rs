@@ -17,22 +17,12 @@ mod watermark;
 
 pub use cell::{Agg, Cell, GroupKey};
 
+use crate::config::WindowsConfig;
 use crate::model::{Event, Micros, SensorKind};
 use crate::util::intern::Interner;
 use cell::GroupRef;
 use cells::Cells;
 use std::collections::BTreeMap;
-
-/// Window parameters (`[windows]`).
-#[derive(Debug, Clone, Copy)]
-pub struct WindowParams {
-    /// Window size, µs.
-    pub size: Micros,
-    /// Watermark delay, µs.
-    pub delay: Micros,
-    /// Cap on open (window, group) cells over all kinds.
-    pub max_open_groups: usize,
-}
 
 /// An emitted window row.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +56,8 @@ pub enum Placement {
 /// The open windows and watermarks of all kinds.
 #[derive(Debug)]
 pub struct WindowAggregator {
-    p: WindowParams,
+    /// `[windows]`, as validated.
+    p: WindowsConfig,
     max_time: [Option<Micros>; 4],
     open: [BTreeMap<Micros, Cells>; 4],
     open_cells: usize,
@@ -87,7 +78,7 @@ pub struct WindowAggregator {
 
 impl WindowAggregator {
     /// No windows open, no watermarks yet.
-    pub fn new(p: WindowParams) -> WindowAggregator {
+    pub fn new(p: WindowsConfig) -> WindowAggregator {
         WindowAggregator {
             p,
             max_time: [None; 4],

@@ -5,9 +5,9 @@ use proptest::prelude::*;
 const MIN: Micros = 60_000_000;
 
 fn agg() -> WindowAggregator {
-    WindowAggregator::new(WindowParams {
+    WindowAggregator::new(WindowsConfig {
         size: MIN,
-        delay: 30_000_000,
+        watermark_delay: 30_000_000,
         max_open_groups: 1000,
     })
 }
@@ -128,9 +128,9 @@ fn flush_all_emits_every_open_window_in_time_order() {
 
 #[test]
 fn new_groups_past_the_cap_are_dropped_and_counted() {
-    let mut a = WindowAggregator::new(WindowParams {
+    let mut a = WindowAggregator::new(WindowsConfig {
         size: MIN,
-        delay: 0,
+        watermark_delay: 0,
         max_open_groups: 2,
     });
     let mut out = vec![];
@@ -159,9 +159,9 @@ fn new_groups_past_the_cap_are_dropped_and_counted() {
 #[test]
 fn groups_of_closed_windows_free_the_cap_for_twenty_times_its_traffic() {
     let cap = 6;
-    let mut a = WindowAggregator::new(WindowParams {
+    let mut a = WindowAggregator::new(WindowsConfig {
         size: MIN,
-        delay: 30_000_000,
+        watermark_delay: 30_000_000,
         max_open_groups: cap,
     });
     let mut out = vec![];

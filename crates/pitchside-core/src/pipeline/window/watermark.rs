@@ -7,7 +7,7 @@ use crate::model::{Micros, SensorKind};
 impl WindowAggregator {
     /// The kind's watermark: its largest accepted event time minus the delay.
     pub fn watermark(&self, kind: SensorKind) -> Option<Micros> {
-        self.max_time[kind.index()].map(|t| t.saturating_sub(self.p.delay))
+        self.max_time[kind.index()].map(|t| t.saturating_sub(self.p.watermark_delay))
     }
 
     /// The start of the window an event of this kind at `t` falls in, and

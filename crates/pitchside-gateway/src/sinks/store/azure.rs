@@ -29,7 +29,7 @@ pub(super) fn open(
     if let Some(k) = read_secret(url, "output.azure.access_key_file", &s.access_key_file)? {
         b = b.with_access_key(k);
     }
-    require_credentials(url, &s.credentials, has_credentials(&b), CREDENTIALS)?;
+    require_credentials(url, s.credentials, has_credentials(&b), CREDENTIALS)?;
     built(url, b.build())
 }
 

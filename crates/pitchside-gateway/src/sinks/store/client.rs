@@ -3,6 +3,7 @@
 //! refusal of a store that has no credentials.
 
 use super::error::{config_error, StoreError};
+use crate::config::Credentials;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,11 +69,11 @@ pub(super) fn read_secret(url: &str, key: &str, path: &str) -> Result<Option<Str
 /// "instance"`). `advice` says where they may come from.
 pub(super) fn require_credentials(
     url: &str,
-    credentials: &str,
+    credentials: Credentials,
     found: bool,
     advice: &str,
 ) -> Result<(), StoreError> {
-    if credentials != "instance" && !found {
+    if credentials != Credentials::Instance && !found {
         return Err(config_error(url, advice));
     }
     Ok(())

@@ -25,7 +25,7 @@ pub(super) fn open(
         read_secret(url, key, &s.service_account_file)?;
         b = b.with_service_account_path(&s.service_account_file);
     }
-    require_credentials(url, &s.credentials, has_credentials(&b), CREDENTIALS)?;
+    require_credentials(url, s.credentials, has_credentials(&b), CREDENTIALS)?;
     built(url, b.build())
 }
 

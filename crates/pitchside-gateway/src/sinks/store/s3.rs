@@ -38,7 +38,7 @@ pub(super) fn open(
     if let Some(k) = read_secret(url, secret_key, &s.secret_access_key_file)? {
         b = b.with_secret_access_key(k);
     }
-    require_credentials(url, &s.credentials, has_credentials(&b), CREDENTIALS)?;
+    require_credentials(url, s.credentials, has_credentials(&b), CREDENTIALS)?;
     built(url, b.build())
 }
 
