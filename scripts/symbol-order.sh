@@ -14,13 +14,14 @@
 #
 # Without arguments: relinks the release binary with its symbols, runs those
 # workloads under valgrind (callgrind) and writes link/<target>.order.
-# With --check (CI): relinks and fails when fewer than 75 % of the listed
-# functions are still in the binary. Names carry a hash of their crate and
-# of the compiler version, and a local function's name one of its module's
-# code too, so every change to the code wears the list down a little (7 %
-# for a small change to one module) and a new Cargo.lock at once: run this
-# script again then. A list made by another rustc is not used at all
-# (build.rs says so) and is not checked.
+# With --check (CI): relinks and says how many of the listed functions are
+# still in the binary, with a "WARNING:" line when fewer than 75 % are (exit 0:
+# a stale list costs resident memory, never correctness). Names carry a hash of
+# their crate and of the compiler version, and a local function's name one of
+# its module's code too, so every change to the code wears the list down a
+# little (7 % for a small change to one module) and a new Cargo.lock at once:
+# scripts/release-profiles.sh makes it again, a release step. A list made by
+# another rustc is not used at all (build.rs says so): a warning too.
 set -euo pipefail
 export LC_ALL=C   # one sort order for sort and comm
 cd "$(dirname "$0")/.."
@@ -45,18 +46,16 @@ restore() { pgo build --release --quiet; }
 
 if [ "${1:-}" = --check ]; then
   restore
-  [ -f "$order" ] || { echo "no $order: run scripts/symbol-order.sh" >&2; exit 1; }
+  [ -f "$order" ] || { echo "WARNING: no $order: the default code layout; make it: scripts/release-profiles.sh"; exit 0; }
   if ! head -1 "$order" | grep -qF "# $(rustc -V) "; then
-    echo "$order was made by another rustc than $(rustc -V): not used, not checked"
+    echo "WARNING: $order was made by another rustc than $(rustc -V): not used; make it again: scripts/release-profiles.sh"
     exit 0
   fi
   listed=$(grep -vc '^#' "$order")
   found=$(grep -v '^#' "$order" | sort -u | comm -12 - "$work/defined" | wc -l)
   echo "$order: $found of $listed functions are in the PGO release binary"
-  [ $((found * 4)) -ge $((listed * 3)) ] || {
-    echo "the list is stale (new Cargo.lock, or much new code): run scripts/symbol-order.sh" >&2
-    exit 1
-  }
+  [ $((found * 4)) -ge $((listed * 3)) ] ||
+    echo "WARNING: $order is stale: only $found of its $listed functions are in the binary (new Cargo.lock, or much new code); make it again: scripts/release-profiles.sh"
   exit 0
 fi
 
