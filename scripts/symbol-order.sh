@@ -76,11 +76,15 @@ for raw in false true; do
     "$work" "$work" "$raw" > "$work/replay.toml"
   callgrind "replay-$raw" replay --config replay.toml --input b1/input.jsonl --output "out-$raw"
 done
-# The daemon on the demo (simulator -> ./outbox) for a while, then SIGTERM's drain.
+# The daemon on the demo (simulator -> ./outbox) for a while, then SIGTERM's drain,
+# its console and metrics on free ports (as scripts/pgo-profile.sh does), so that
+# this runs beside a gateway that holds 8080 and 9898.
+sed -e 's|^listen = "127.0.0.1:9898"|listen = "127.0.0.1:0"|' \
+  -e 's|^listen = "127.0.0.1:8080"|listen = "127.0.0.1:0"|' config/demo.toml > "$work/demo.toml"
 (cd "$work" && timeout -s TERM 40 valgrind --tool=callgrind --demangle=no \
-  --callgrind-out-file=run.cg "$bin" run > run.log 2>&1) || true
-# It ends by SIGTERM, so its exit says nothing; a start-up error would (ports
-# 8080 and 9898 taken by a running gateway, say) leave the list without `run`.
+  --callgrind-out-file=run.cg "$bin" run --config demo.toml > run.log 2>&1) || true
+# It ends by SIGTERM, so its exit says nothing; a start-up error would leave the
+# list without `run`.
 if grep -qi "error" "$work/run.log"; then
   echo "run on the demo failed; the list lacks it:" >&2
   grep -i "error" "$work/run.log" | head -3 >&2
