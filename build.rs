@@ -5,9 +5,10 @@
 //! it, and the kernel maps 64 KiB of the file around every page it faults in:
 //! 7 MiB of code were resident. `link/<target>.order` lists the functions that
 //! `bench --mix venue`, `replay` and `run` call (those of `run` alone last);
-//! lld places them together (`scripts/symbol-order.sh` writes the list,
-//! docs/src/performance.md). A name in the list that the binary does not have is skipped,
-//! so a stale list costs memory, never correctness.
+//! lld places them together (`scripts/symbol-order.sh` writes the list, docs/src/performance.md;
+//! scripts/release-profiles.sh remakes it, a release step). A
+//! name in the list that the binary does not have is skipped, so a stale list
+//! costs memory, never correctness.
 
 use std::env;
 use std::path::Path;
@@ -36,7 +37,7 @@ fn main() {
             println!(
                 "cargo:warning={} was made by another rustc than {rustc}: the binary \
                  keeps the default code layout (more resident memory); \
-                 run scripts/symbol-order.sh",
+                 run scripts/release-profiles.sh",
                 order.display()
             );
         }

@@ -10,9 +10,11 @@
 # the tests run; CI has it already, so CI builds no plain release binary).
 #
 # --profile first makes the profile again: the binary built with counters
-# (target/pgo-generate) runs the gateway's work (scripts/pgo-profile.sh). Do it
-# after a new rustc (the profile is not used then: scripts/pgo-flags.sh says so)
-# or much new code on the data path (a changed function keeps its plain build).
+# (target/pgo-generate) runs the gateway's work (scripts/pgo-profile.sh).
+# scripts/release-profiles.sh does that, a release step, after a new rustc (the
+# profile is not used then: scripts/pgo-flags.sh says so) or new code on the
+# data path (a changed function keeps its plain build; CI warns when the
+# profile is stale: scripts/made-from.sh).
 #
 # Prints the binary's path last. `cargo build --release` stays the plain build;
 # the symbol list (scripts/symbol-order.sh) is made from this one, which ships.

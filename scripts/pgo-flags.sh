@@ -8,12 +8,10 @@ set -euo pipefail
 profile=$(realpath -m "${1:?usage: scripts/pgo-flags.sh PROFILE}")
 rustc=$("${RUSTC:-rustc}" -V)
 if [ ! -f "$profile" ]; then
-  echo "warning: no $profile: a plain build (make one: scripts/pgo-build.sh --profile," \
-    "boards/cross-build.sh <triple> --profile)" >&2
+  echo "warning: no $profile: a plain build (make one: scripts/release-profiles.sh)" >&2
 elif [ "$(cat "$profile.rustc" 2>/dev/null)" != "$rustc" ]; then
   echo "warning: $profile was made by $(cat "$profile.rustc" 2>/dev/null || echo "an unknown rustc")," \
-    "not $rustc: a plain build (make it again: scripts/pgo-build.sh --profile," \
-    "boards/cross-build.sh <triple> --profile)" >&2
+    "not $rustc: a plain build (make it again: scripts/release-profiles.sh)" >&2
 else
   # rustc lists the profile in every crate's dep-info, and cargo compiles a
   # crate again when a file listed there is newer than its output: a clone gives

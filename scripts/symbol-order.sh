@@ -14,13 +14,14 @@
 #
 # Without arguments: relinks the release binary with its symbols, runs those
 # workloads under valgrind (callgrind) and writes link/<target>.order.
-# With --check (CI): relinks and fails when fewer than 75 % of the listed
-# functions are still in the binary. Names carry a hash of their crate and
-# of the compiler version, and a local function's name one of its module's
-# code too, so every change to the code wears the list down a little (7 %
-# for a small change to one module) and a new Cargo.lock at once: run this
-# script again then. A list made by another rustc is not used at all
-# (build.rs says so) and is not checked.
+# With --check (CI): relinks and says how many of the listed functions are
+# still in the binary, with a "WARNING:" line when fewer than 75 % are (exit 0:
+# a stale list costs resident memory, never correctness). Names carry a hash of
+# their crate and of the compiler version, and a local function's name one of
+# its module's code too, so every change to the code wears the list down a
+# little (7 % for a small change to one module) and a new Cargo.lock at once:
+# scripts/release-profiles.sh makes it again, a release step. A list made by
+# another rustc is not used at all (build.rs says so): a warning too.
 set -euo pipefail
 export LC_ALL=C   # one sort order for sort and comm
 cd "$(dirname "$0")/.."
@@ -45,18 +46,16 @@ restore() { pgo build --release --quiet; }
 
 if [ "${1:-}" = --check ]; then
   restore
-  [ -f "$order" ] || { echo "no $order: run scripts/symbol-order.sh" >&2; exit 1; }
+  [ -f "$order" ] || { echo "WARNING: no $order: the default code layout; make it: scripts/release-profiles.sh"; exit 0; }
   if ! head -1 "$order" | grep -qF "# $(rustc -V) "; then
-    echo "$order was made by another rustc than $(rustc -V): not used, not checked"
+    echo "WARNING: $order was made by another rustc than $(rustc -V): not used; make it again: scripts/release-profiles.sh"
     exit 0
   fi
   listed=$(grep -vc '^#' "$order")
   found=$(grep -v '^#' "$order" | sort -u | comm -12 - "$work/defined" | wc -l)
   echo "$order: $found of $listed functions are in the PGO release binary"
-  [ $((found * 4)) -ge $((listed * 3)) ] || {
-    echo "the list is stale (new Cargo.lock, or much new code): run scripts/symbol-order.sh" >&2
-    exit 1
-  }
+  [ $((found * 4)) -ge $((listed * 3)) ] ||
+    echo "WARNING: $order is stale: only $found of its $listed functions are in the binary (new Cargo.lock, or much new code); make it again: scripts/release-profiles.sh"
   exit 0
 fi
 
@@ -77,11 +76,15 @@ for raw in false true; do
     "$work" "$work" "$raw" > "$work/replay.toml"
   callgrind "replay-$raw" replay --config replay.toml --input b1/input.jsonl --output "out-$raw"
 done
-# The daemon on the demo (simulator -> ./outbox) for a while, then SIGTERM's drain.
+# The daemon on the demo (simulator -> ./outbox) for a while, then SIGTERM's drain,
+# its console and metrics on free ports (as scripts/pgo-profile.sh does), so that
+# this runs beside a gateway that holds 8080 and 9898.
+sed -e 's|^listen = "127.0.0.1:9898"|listen = "127.0.0.1:0"|' \
+  -e 's|^listen = "127.0.0.1:8080"|listen = "127.0.0.1:0"|' config/demo.toml > "$work/demo.toml"
 (cd "$work" && timeout -s TERM 40 valgrind --tool=callgrind --demangle=no \
-  --callgrind-out-file=run.cg "$bin" run > run.log 2>&1) || true
-# It ends by SIGTERM, so its exit says nothing; a start-up error would (ports
-# 8080 and 9898 taken by a running gateway, say) leave the list without `run`.
+  --callgrind-out-file=run.cg "$bin" run --config demo.toml > run.log 2>&1) || true
+# It ends by SIGTERM, so its exit says nothing; a start-up error would leave the
+# list without `run`.
 if grep -qi "error" "$work/run.log"; then
   echo "run on the demo failed; the list lacks it:" >&2
   grep -i "error" "$work/run.log" | head -3 >&2

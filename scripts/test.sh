@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\n== %s\n' "$*"; }
+# The compiler rust-toolchain.toml pins, named if an installed stable is it
+# (no download); fails saying what to install otherwise.
+scripts/toolchain.sh
 # timed NAME COMMAND...: runs an install step and says how long it took.
 timed() {
   local name=$1 t0=$SECONDS; shift

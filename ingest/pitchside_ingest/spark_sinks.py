@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from .ddl import create_table_sql
 from .merge import merge_sql
 from .spark_batch import table_schema
-from .tables import INSERT_ONLY, PARTITION_COLUMNS, SOURCE_FILE_COLUMN, TableSpec
+from .tables import INSERT_ONLY, PARTITION_COLUMNS, SOURCE_FILE_COLUMN, TABLES, TableSpec
 
 log = logging.getLogger("pitchside_ingest.spark_sinks")
 
@@ -140,3 +140,18 @@ class ParquetSink:
         )
         # Materialize before overwriting the files it was read from.
         self._write(result.localCheckpoint(eager=True), spec, "overwrite")
+
+
+def register_parquet_tables(spark: SparkSession, root: str) -> None:
+    """Temp views named like the tables over the Parquet sink's folders `{root}/{table}`.
+
+    For querying the views (`views.create_views`) without Delta
+    (`--target-format parquet`); a table with no folder yet is an empty view
+    with the right columns.
+    """
+    sink = ParquetSink(root)
+    for spec in TABLES:
+        df = sink.read(spark, spec)
+        if df is None:
+            df = spark.createDataFrame([], table_schema(spec))
+        df.createOrReplaceTempView(spec.name)

@@ -4,6 +4,10 @@ Each view is one file in `views/` holding a SELECT over bare table names
 (`alerts`, `windows_pitch`, ...). Create them in the schema that holds the tables
 (`USE pitchside` first, or pass `schema=`); Spark records that schema with the
 view. `ddl/90_views.sql` is the same, generated, for a SQL editor.
+
+Plain text only: this module imports nothing of the package, so that the DDL
+(`ddl.py`) and the Spark side can both build on it. Views over plain Parquet
+tables (no Delta) are `spark_sinks.register_parquet_tables`.
 """
 
 from __future__ import annotations
@@ -41,20 +45,3 @@ def create_views(spark, schema: str | None = None, temporary: bool = False) -> N
     for name in VIEW_NAMES:
         spark.sql(create_view_sql(name, temporary=temporary))
 
-
-def register_parquet_tables(spark, root: str) -> None:
-    """Temp views named like the tables over the Parquet sink's folders `{root}/{table}`.
-
-    For querying the views without Delta (`--target-format parquet`); a table
-    with no folder yet is an empty view with the right columns.
-    """
-    from .spark_batch import table_schema
-    from .spark_sinks import ParquetSink
-    from .tables import TABLES
-
-    sink = ParquetSink(root)
-    for spec in TABLES:
-        df = sink.read(spark, spec)
-        if df is None:
-            df = spark.createDataFrame([], table_schema(spec))
-        df.createOrReplaceTempView(spec.name)

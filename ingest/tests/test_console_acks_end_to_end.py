@@ -24,7 +24,7 @@ import pytest
 
 import gateway_input as gi
 from helpers import canonical, delta_contents, gateway_files, normalize, read_gateway_table, spark_contents
-from pitchside_ingest import local_runner, views
+from pitchside_ingest import local_runner, spark_sinks, views
 from pitchside_ingest.spark_job import JobOptions, run
 from test_tables import SPEC_COLUMNS, parquet_columns
 
@@ -136,7 +136,7 @@ def test_both_engines_hold_each_ack_once_and_open_alerts_leaves_the_acked_one_ou
     tables = spark_contents(spark, tmp_path / "spark")
     assert tables["alert_acks"] == delta
 
-    views.register_parquet_tables(spark, str(tmp_path / "spark"))
+    spark_sinks.register_parquet_tables(spark, str(tmp_path / "spark"))
     views.create_views(spark, temporary=True)
     raised = {r["alert_id"] for r in tables["alerts"]} | {r["alert_id"] for r in tables["fatigue_alerts"]}
     assert gateway["acked"] in raised and len(raised) >= 2

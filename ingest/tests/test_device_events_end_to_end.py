@@ -18,7 +18,7 @@ import pytest
 
 from conftest import replay
 from helpers import canonical, delta_contents, gateway_files, normalize, read_gateway_table, spark_contents
-from pitchside_ingest import local_runner, views
+from pitchside_ingest import local_runner, spark_sinks, views
 from pitchside_ingest.spark_job import JobOptions, run
 from test_tables import SPEC_COLUMNS, parquet_columns
 
@@ -92,7 +92,7 @@ def test_both_engines_hold_each_event_once_and_device_outages_pairs_them(spark, 
                           tables=("device_events",)))
     assert spark_contents(spark, tmp_path / "spark")["device_events"] == delta
 
-    views.register_parquet_tables(spark, str(tmp_path / "spark"))
+    spark_sinks.register_parquet_tables(spark, str(tmp_path / "spark"))
     views.create_views(spark, temporary=True)
     [outage] = spark.table("device_outages").collect()
     silent = min(outbox["first"], key=lambda r: r["at"])

@@ -18,7 +18,7 @@ import gateway_input as gi
 from conftest import copy_tree
 from helpers import (delta_contents, expected_fatigue_context, gateway_files, normalize, plan_of,
                      read_gateway_table, spark_contents, view_fatigue_context)
-from pitchside_ingest import local_runner, views
+from pitchside_ingest import local_runner, spark_sinks, views
 from pitchside_ingest.spark_job import JobOptions, run
 from pitchside_ingest.tables import TABLE_NAMES, table
 from test_tables import SPEC_COLUMNS, parquet_columns
@@ -38,7 +38,7 @@ def ingested(spark, replay_outbox, tmp_path_factory):
     rows_read = run(spark, JobOptions(source=str(replay_outbox), target=str(target),
                                       checkpoint=str(base / "ck"), target_format="parquet",
                                       auto_loader=False))
-    views.register_parquet_tables(spark, str(target))
+    spark_sinks.register_parquet_tables(spark, str(target))
     views.create_views(spark, temporary=True)
     return {"target": target, "rows_read": rows_read, "tables": spark_contents(spark, target)}
 

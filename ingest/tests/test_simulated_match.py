@@ -18,7 +18,7 @@ import pytest
 from conftest import replay
 from helpers import (canonical, delta_contents, expected_fatigue_context, plan_of,
                      read_gateway_table, spark_contents, view_fatigue_context)
-from pitchside_ingest import local_runner, views
+from pitchside_ingest import local_runner, spark_sinks, views
 from pitchside_ingest.spark_job import JobOptions, run
 from pitchside_ingest.tables import TABLE_NAMES, table
 
@@ -47,7 +47,7 @@ def lakehouse(spark, outbox, tmp_path_factory):
     run(spark, JobOptions(source=str(outbox), target=str(base / "spark"), checkpoint=str(base / "ck"),
                           target_format="parquet", auto_loader=False))
     local_runner.run(str(outbox), base / "delta")
-    views.register_parquet_tables(spark, str(base / "spark"))
+    spark_sinks.register_parquet_tables(spark, str(base / "spark"))
     views.create_views(spark, temporary=True)
     return {"spark": spark_contents(spark, base / "spark"),
             "delta": {n: delta_contents(base / "delta", n) for n in TABLE_NAMES}}

@@ -12,7 +12,7 @@ import pytest
 
 import synthetic
 from helpers import canonical, normalize, plan_of, spark_contents
-from pitchside_ingest import local_runner, views
+from pitchside_ingest import local_runner, spark_sinks, views
 from pitchside_ingest.spark_job import JobOptions, run
 from pitchside_ingest.tables import TABLE_NAMES
 
@@ -71,7 +71,7 @@ def test_spark_and_delta_rs_build_the_same_tables(runs, tmp_path):
 
 
 def test_views_over_the_ingested_tables(spark, runs):
-    views.register_parquet_tables(spark, str(runs["target"]))
+    spark_sinks.register_parquet_tables(spark, str(runs["target"]))
     views.create_views(spark, temporary=True)
 
     fatigue = spark.table("fatigue_pitch_context")
@@ -122,7 +122,7 @@ def test_alerts_files_without_the_identity_columns_ingest_as_null_and_players_ha
     rows = spark_contents(spark, target)["alerts"]
     assert synthetic.alert_identities(rows) == synthetic.EXPECTED_ALERT_IDENTITY
 
-    views.register_parquet_tables(spark, str(target))
+    spark_sinks.register_parquet_tables(spark, str(target))
     views.create_views(spark, temporary=True)
     got = {r.player_id: (r.player_name, r.alerts, r.metrics, r.devices)
            for r in spark.table("alerts_per_player_match").collect()}

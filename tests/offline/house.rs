@@ -327,21 +327,15 @@ fn blank_literals(text: &str) -> String {
 }
 
 /// `(name, first line, lines)` of every function with a body in non-test
-/// code, and whether a `// long:` comment stands just above it.
+/// code, whatever its visibility, and whether a `// long:` comment stands
+/// just above it.
 fn functions(text: &str) -> Vec<(String, usize, usize, bool)> {
     let original: Vec<&str> = text.lines().collect();
     let code = blank_literals(&non_test_code_keeping_lines(text));
     let lines: Vec<&str> = code.lines().collect();
     let mut out = Vec::new();
     for (n, line) in lines.iter().enumerate() {
-        let t = line.trim_start();
-        let t = t
-            .strip_prefix("pub(crate) ")
-            .or(t.strip_prefix("pub "))
-            .unwrap_or(t);
-        let t = t.strip_prefix("async ").unwrap_or(t);
-        let t = t.strip_prefix("const ").unwrap_or(t);
-        let Some(rest) = t.strip_prefix("fn ") else {
+        let Some(rest) = after_fn_keyword(line) else {
             continue;
         };
         let name: String = rest
@@ -384,6 +378,40 @@ fn functions(text: &str) -> Vec<(String, usize, usize, bool)> {
         }
     }
     out
+}
+
+/// What follows `fn ` when the line declares a function, whatever its
+/// visibility (`pub`, `pub(crate)`, `pub(super)`, `pub(in path)`) and
+/// qualifiers (`const`, `async`, `unsafe`, `extern "C"`); `line` has its
+/// literals blanked.
+fn after_fn_keyword(line: &str) -> Option<&str> {
+    let mut t = line.trim_start();
+    if let Some(rest) = t.strip_prefix("pub") {
+        if let Some(inner) = rest.strip_prefix('(') {
+            t = &inner[inner.find(')')? + 1..];
+        } else if rest.starts_with(' ') {
+            t = rest;
+        }
+    }
+    loop {
+        t = t.trim_start();
+        if let Some(rest) = ["const ", "async ", "unsafe ", "default "]
+            .iter()
+            .find_map(|q| t.strip_prefix(q))
+        {
+            t = rest;
+        } else if let Some(rest) = t.strip_prefix("extern ") {
+            // The ABI's string, blanked: `extern "  "`.
+            let rest = rest.trim_start();
+            t = match rest.strip_prefix('"') {
+                Some(abi) => &abi[abi.find('"')? + 1..],
+                None => rest,
+            };
+        } else {
+            break;
+        }
+    }
+    t.strip_prefix("fn ")
 }
 
 /// The file's text with every `#[cfg(test)]` item (a module or function:
@@ -451,6 +479,29 @@ fn no_file_over_400_lines_and_no_function_over_80_without_a_reason() {
     }
     wrong.sort();
     assert!(wrong.is_empty(), "too long:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_size_checker_sees_every_visibility_and_qualifier() {
+    for decl in [
+        "fn f() {",
+        "pub fn f() {",
+        "pub(crate) fn f() {",
+        "pub(super) fn f() {",
+        "pub(in crate::pipeline) fn f() {",
+        "pub(crate) async fn f() {",
+        "pub const fn f() {",
+        "const unsafe fn f() {",
+        "pub(super) async unsafe fn f() {",
+        "extern \"C\" fn f() {",
+        "pub unsafe extern \"C\" fn f() {",
+    ] {
+        let text = format!("{decl}\n    x();\n}}\n");
+        assert_eq!(functions(&text), [("f".to_string(), 1, 3, false)], "{decl}");
+    }
+    for not_fn in ["let fn_name = 1;", "pub struct F {", "pub(crate) mod f {"] {
+        assert!(after_fn_keyword(not_fn).is_none(), "{not_fn}");
+    }
 }
 
 #[test]

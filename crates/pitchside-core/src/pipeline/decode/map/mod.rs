@@ -13,7 +13,7 @@ pub use build::Context;
 
 use super::formats::{csv, influx, logfmt, FormatError};
 use super::json;
-use crate::config::sources::format::{Entry, SourceFormat, Syntax};
+use crate::config::sources::format::{Entry, FieldMap, SourceFormat, Syntax};
 use crate::model::{Event, Reject, RejectReason};
 use record::Record;
 use std::borrow::Cow;
@@ -78,78 +78,113 @@ impl MapDecoder {
     ) -> Result<Mapped, Reject> {
         self.events.clear();
         let format = Arc::clone(&self.format);
-        let not_format = |e: FormatError| {
-            Reject::new(
-                RejectReason::Unmapped,
-                format!("not {}: {e}", format.syntax.name()),
-            )
-        };
         let map = &format.map;
         match &format.syntax {
-            Syntax::Json => {
-                let root = json::parse_root(text).map_err(|e| {
-                    Reject::new(
-                        RejectReason::InvalidJson,
-                        format!("at byte {}: expected {}", e.at, e.what),
-                    )
-                })?;
-                checks.mapped_events(map, &Record::Json(root), cx, &mut self.events)?;
-            }
+            Syntax::Json => self.decode_json(checks, map, text, cx)?,
             Syntax::Csv {
                 delimiter, header, ..
-            } => {
-                let mut cells = reuse(std::mem::take(&mut self.cells));
-                let r = csv::split(text, *delimiter, &mut cells).map_err(not_format);
-                let r = r.and_then(|()| {
-                    if *header && self.is_header(&cells) {
-                        self.header = Some(cells.iter().map(|c| c.to_string()).collect());
-                        return Ok(Mapped::Header);
-                    }
-                    if *header && self.header.is_none() {
-                        return Err(Reject::new(
-                            RejectReason::Unmapped,
-                            "no CSV header line read yet (header = true); the device sends it at start, or set columns".to_string(),
-                        ));
-                    }
-                    let names = self.header.as_deref();
-                    checks.mapped_events(map, &Record::Csv { cells: &cells, names }, cx, &mut self.events)?;
-                    Ok(Mapped::Events)
-                });
-                self.cells = reuse(cells);
-                return r;
-            }
-            Syntax::Regex(re) => {
-                let Some(locations) = self.locations.as_mut() else {
-                    return Err(Reject::new(
-                        RejectReason::Unmapped,
-                        "no capture locations".to_string(),
-                    ));
-                };
-                if re.captures_read(locations, text).is_none() {
-                    return Err(Reject::new(
-                        RejectReason::Unmapped,
-                        format!("the pattern did not match ({})", shorten(re.as_str())),
-                    ));
-                }
-                let record = Record::Regex { text, locations };
-                checks.mapped_events(map, &record, cx, &mut self.events)?;
-            }
-            Syntax::Logfmt => {
-                let mut pairs = reuse_pairs(std::mem::take(&mut self.pairs));
-                let r = logfmt::parse(text, &mut pairs)
-                    .map_err(not_format)
-                    .and_then(|()| {
-                        checks.mapped_events(map, &Record::Logfmt(&pairs), cx, &mut self.events)
-                    });
-                self.pairs = reuse_pairs(pairs);
-                r?;
-            }
+            } => return self.decode_csv(checks, map, (*delimiter, *header), text, cx),
+            Syntax::Regex(re) => self.decode_regex(checks, map, re, text, cx)?,
+            Syntax::Logfmt => self.decode_logfmt(checks, map, text, cx)?,
             Syntax::Influx => {
-                let point = influx::parse(text).map_err(not_format)?;
+                let point = influx::parse(text).map_err(|e| not_format(&format.syntax, e))?;
                 checks.mapped_events(map, &Record::Influx(point), cx, &mut self.events)?;
             }
         }
         Ok(Mapped::Events)
+    }
+
+    /// A JSON document of the device's own shape.
+    fn decode_json(
+        &mut self,
+        checks: &super::Decoder,
+        map: &FieldMap,
+        text: &str,
+        cx: &Context<'_>,
+    ) -> Result<(), Reject> {
+        let root = json::parse_root(text).map_err(|e| {
+            Reject::new(
+                RejectReason::InvalidJson,
+                format!("at byte {}: expected {}", e.at, e.what),
+            )
+        })?;
+        checks.mapped_events(map, &Record::Json(root), cx, &mut self.events)
+    }
+
+    /// A CSV line: the header (`header = true`), whose columns are learned, or
+    /// data, read by the columns configured or learned. The cells' buffer is
+    /// kept for the next line.
+    fn decode_csv(
+        &mut self,
+        checks: &super::Decoder,
+        map: &FieldMap,
+        (delimiter, header): (u8, bool),
+        text: &str,
+        cx: &Context<'_>,
+    ) -> Result<Mapped, Reject> {
+        let mut cells = reuse(std::mem::take(&mut self.cells));
+        let r =
+            csv::split(text, delimiter, &mut cells).map_err(|e| not_format(&self.format.syntax, e));
+        let r = r.and_then(|()| {
+            if header && self.is_header(&cells) {
+                self.header = Some(cells.iter().map(|c| c.to_string()).collect());
+                return Ok(Mapped::Header);
+            }
+            if header && self.header.is_none() {
+                return Err(Reject::new(
+                    RejectReason::Unmapped,
+                    "no CSV header line read yet (header = true); the device sends it at start, or set columns".to_string(),
+                ));
+            }
+            let names = self.header.as_deref();
+            checks.mapped_events(map, &Record::Csv { cells: &cells, names }, cx, &mut self.events)?;
+            Ok(Mapped::Events)
+        });
+        self.cells = reuse(cells);
+        r
+    }
+
+    /// A line the source's regular expression reads, its captures the fields.
+    fn decode_regex(
+        &mut self,
+        checks: &super::Decoder,
+        map: &FieldMap,
+        re: &regex::Regex,
+        text: &str,
+        cx: &Context<'_>,
+    ) -> Result<(), Reject> {
+        let Some(locations) = self.locations.as_mut() else {
+            return Err(Reject::new(
+                RejectReason::Unmapped,
+                "no capture locations".to_string(),
+            ));
+        };
+        if re.captures_read(locations, text).is_none() {
+            return Err(Reject::new(
+                RejectReason::Unmapped,
+                format!("the pattern did not match ({})", shorten(re.as_str())),
+            ));
+        }
+        let record = Record::Regex { text, locations };
+        checks.mapped_events(map, &record, cx, &mut self.events)
+    }
+
+    /// A logfmt line (`key=value …`). The pairs' buffer is kept for the next.
+    fn decode_logfmt(
+        &mut self,
+        checks: &super::Decoder,
+        map: &FieldMap,
+        text: &str,
+        cx: &Context<'_>,
+    ) -> Result<(), Reject> {
+        let mut pairs = reuse_pairs(std::mem::take(&mut self.pairs));
+        let r = logfmt::parse(text, &mut pairs)
+            .map_err(|e| not_format(&self.format.syntax, e))
+            .and_then(|()| {
+                checks.mapped_events(map, &Record::Logfmt(&pairs), cx, &mut self.events)
+            });
+        self.pairs = reuse_pairs(pairs);
+        r
     }
 
     /// A CSV line is the header when every column the map names is one of
@@ -183,6 +218,14 @@ fn reuse_pairs<'b>(mut v: Vec<(Cow<'_, str>, Cow<'_, str>)>) -> Vec<(Cow<'b, str
     v.into_iter()
         .map(|_| (Cow::Borrowed(""), Cow::Borrowed("")))
         .collect()
+}
+
+/// The reject of an input that is not of its source's syntax.
+fn not_format(syntax: &Syntax, e: FormatError) -> Reject {
+    Reject::new(
+        RejectReason::Unmapped,
+        format!("not {}: {e}", syntax.name()),
+    )
 }
 
 /// At most 60 characters of a pattern, for details.
