@@ -8,7 +8,6 @@
 use pitchside::model::{Event, Identity, Micros, Readings, SensorKind};
 use pitchside::pipeline::decode::formats::influx::{FieldValue, Point};
 use pitchside::pipeline::decode::formats::{csv, influx, logfmt};
-use pitchside::pipeline::decode::map::Context;
 use pitchside::pipeline::decode::{Decoded, Decoder};
 use pitchside::util::time::format_rfc3339;
 use proptest::prelude::*;
@@ -17,217 +16,44 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::process::Command;
 
-/// When the inputs arrive, and the wall clock: 2025-11-29T19:30:00Z.
-const NOW: Micros = 1_764_444_600_000_000;
+/// The maps, the decoder and SPEC §1's checks, shared with the fuzz targets.
+#[path = "../../fuzz/fuzz_targets/common/mod.rs"]
+mod maps;
 
-/// The `[venue]`, `[output]` and `[metrics]` a config needs before its sources.
-const HEADER: &str = "[venue]\nid = \"props\"\ngateway_id = \"gw-props\"\n\
-[output]\nstore = \"file:///tmp/pitchside-props/store\"\nspool_dir = \"/tmp/pitchside-props/spool\"\n\
-[metrics]\nlisten = \"\"\n";
+use maps::NOW;
 
-/// A BLE bridge's JSON: nested pointers, array indexes, the kind from the input.
-const JSON: &str = include_str!("../../fuzz/maps/json.toml");
-
-/// A ball tracker's CSV with a header line, `;` apart (exact: no scale).
-const CSV: &str = r#"
-[[sources.serial]]
-name = "csv"
-path = "/dev/ttyPROPS0"
-format = "csv"
-header = true
-delimiter = ";"
-
-[sources.serial.map]
-sensor = "pitch"
-device_id = { field = "tracker" }
-event_time = { field = "timestamp_ms", format = "epoch_ms" }
-delivery_id = { field = "delivery" }
-match_id = { field = "match" }
-
-[sources.serial.map.metrics]
-ball_speed = { field = "speed_kmh" }
-spin_rate = { field = "spin_rpm" }
-impact_x = { field = "impact_x" }
-impact_y = { field = "impact_y" }
-"#;
-
-/// A sound-level meter: an optional capture, local time at +05:30.
-const REGEX: &str = r#"
-[[sources.serial]]
-name = "regex"
-path = "/dev/ttyPROPS1"
-format = "regex"
-pattern = '^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s+(?:(?P<zone>\S+)\s+)?LAeq,1s=(?P<db>-?\d+(?:\.\d+)?) dB(?:\s+LCpeak=(?P<peak>[^ ]+) dB)?\s*$'
-
-[sources.serial.map]
-sensor = "crowd"
-device_id = { value = "slm-north" }
-zone_id = { field = "zone" }
-event_time = { field = "ts", format = "%Y-%m-%d %H:%M:%S", utc_offset = "+05:30" }
-
-[sources.serial.map.metrics]
-decibels = { field = "db" }
-density = { field = "peak", scale = 0.01 }
-"#;
-
-/// A wearable hub's logfmt (exact: no scale).
-const LOGFMT: &str = r#"
-[[sources.serial]]
-name = "logfmt"
-path = "/dev/ttyPROPS2"
-format = "logfmt"
-
-[sources.serial.map]
-sensor = "wearable"
-device_id = { field = "vest" }
-player_id = { field = "player" }
-player_name = { field = "name" }
-event_time = { field = "ts", format = "rfc3339" }
-
-[sources.serial.map.metrics]
-heart_rate = { field = "hr" }
-acceleration = { field = "acc" }
-running_dist = { field = "dist" }
-"#;
-
-/// The same hub through a generic map with two metrics: two events a line.
-const GENERIC: &str = r#"
-[[sources.serial]]
-name = "generic"
-path = "/dev/ttyPROPS3"
-format = "logfmt"
-
-[sources.serial.map]
-sensor = "generic"
-device_id = { field = "vest" }
-event_time = { field = "ts", format = "rfc3339" }
-event_id = { field = "seq" }
-
-[sources.serial.map.metrics]
-"hub.temp_c" = { field = "temp" }
-battery_pct = { field = "bat" }
-"#;
-
-/// A crowd counter's line protocol (exact: no scale).
-const INFLUX: &str = r#"
-[[sources.mqtt]]
-[sources.mqtt.broker]
-host = "127.0.0.1"
-port = 1883
-
-[[sources.mqtt.subscriptions]]
-name = "influx"
-topic = "venue/crowd/+"
-format = "influx"
-
-[sources.mqtt.subscriptions.map]
-sensor = "crowd"
-device_id = { field = "counter" }
-zone_id = { field = "zone" }
-event_time = { field = "time", format = "epoch_ns" }
-
-[sources.mqtt.subscriptions.map.metrics]
-density = { field = "density" }
-decibels = { field = "level" }
-"#;
-
-/// The same counters through scale and offset.
-const INFLUX_SCALED: &str = r#"
-[[sources.mqtt.subscriptions]]
-name = "influx_scaled"
-topic = "venue/crowd2/+"
-format = "influx"
-
-[sources.mqtt.subscriptions.map]
-sensor = "crowd"
-device_id = { field = "counter" }
-zone_id = { field = "measurement" }
-event_time = { field = "time", format = "epoch_ns" }
-
-[sources.mqtt.subscriptions.map.metrics]
-density = { field = "density", scale = 0.1, offset = 0.5 }
-decibels = { field = "level", scale = 1.5, offset = -3.0 }
-"#;
-
-/// A decoder for every source above, as the gateway builds it (built once;
-/// each clone starts without a CSV header).
+/// A decoder for every map, as the gateway builds it (built once; each
+/// clone starts without a CSV header).
 fn decoder() -> Decoder {
     thread_local! {
         static DECODER: OnceCell<Decoder> = const { OnceCell::new() };
     }
-    DECODER.with(|d| d.get_or_init(build_decoder).clone())
-}
-
-fn build_decoder() -> Decoder {
-    let text = [
-        HEADER,
-        JSON,
-        INFLUX,
-        INFLUX_SCALED,
-        CSV,
-        REGEX,
-        LOGFMT,
-        GENERIC,
-    ]
-    .concat();
-    let config = pitchside::config::parse(&text, "formats_props")
-        .and_then(|c| c.validate())
-        .unwrap_or_else(|e| panic!("the test's config is wrong: {e}"));
-    Decoder::new(4096, vec![], Some(300_000_000)).with_formats(config.inputs.formats())
+    DECODER.with(|d| {
+        d.get_or_init(|| {
+            let sources = [
+                maps::JSON,
+                maps::INFLUX,
+                maps::CSV,
+                maps::REGEX,
+                maps::LOGFMT,
+                maps::GENERIC,
+            ];
+            maps::decoder(&sources.concat())
+        })
+        .clone()
+    })
 }
 
 fn decode(d: &mut Decoder, source: &str, input: &str) -> Decoded<'static> {
-    let cx = Context {
-        topic: Some("ble/hr/7/x"),
-        received_at: NOW,
-        clock: NOW,
-    };
-    d.decode_mapped(source, input.as_bytes(), &cx)
-}
-
-fn is_id(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
-}
-
-fn is_metric(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-}
-
-/// SPEC §1: what every event must be (the fuzz targets check the same).
-fn check_event(e: &Event) -> Result<(), TestCaseError> {
-    prop_assert!(is_id(&e.device_id), "device_id {:?}", e.device_id);
-    prop_assert!(!e.values.is_empty(), "no value: {:?}", e);
-    prop_assert!(e.values.iter().all(|(_, v)| v.is_finite()), "{:?}", e);
-    match &e.identity {
-        Identity::Crowd { zone_id } => prop_assert!(is_id(zone_id), "zone_id {:?}", zone_id),
-        Identity::Generic { metric } => prop_assert!(is_metric(metric), "metric {:?}", metric),
-        Identity::Wearable {
-            player_name: Some(n),
-            ..
-        } => prop_assert!(n.chars().count() <= 64, "player_name {:?}", n),
-        _ => {}
-    }
-    Ok(())
+    d.decode_mapped(source, input.as_bytes(), &maps::context())
 }
 
 /// An input decodes to §1 events, a reject with a detail, or nothing (a
-/// blank line, a CSV header).
+/// blank line, a CSV header): the fuzz targets' check.
 fn check_outcome(out: &Decoded) -> Result<(), TestCaseError> {
-    match out {
-        Decoded::Event(e) => check_event(e),
-        Decoded::Events(es) => {
-            prop_assert!(!es.is_empty());
-            es.iter().try_for_each(check_event)
-        }
-        Decoded::Reject(r) => {
-            prop_assert!(!r.detail.is_empty(), "reject {:?} without detail", r.reason);
-            Ok(())
-        }
-        Decoded::Skip => Ok(()),
+    match maps::outcome_problem(out) {
+        Some(problem) => Err(TestCaseError::fail(problem)),
+        None => Ok(()),
     }
 }
 
@@ -622,8 +448,7 @@ proptest! {
     ) {
         let mut d = decoder();
         for line in &lines {
-            let cx = Context { topic: Some("ble/hr/7/x"), received_at: NOW, clock: NOW };
-            check_outcome(&d.decode_mapped(source, line, &cx))?;
+            check_outcome(&d.decode_mapped(source, line, &maps::context()))?;
         }
     }
 
