@@ -1,11 +1,13 @@
 //! Small pure helpers with no knowledge of the gateway: time and size
 //! strings, hashing, the state codec, a seeded RNG, retry backoff, log rate
-//! limits, and the kernel clock check. Depends on [`crate::model`] only.
+//! limits, the kernel clock check, and the line parsers of the device
+//! formats (`formats`: CSV, logfmt, Influx line protocol). Depends on [`crate::model`] only.
 
 pub mod backoff;
 pub mod bounded;
 pub mod clock;
 pub mod codec;
+pub mod formats;
 pub mod hash;
 pub mod inline;
 pub mod intern;

@@ -9,7 +9,9 @@
 //! to events. `render`: an event as a §1 line again.
 
 mod fields;
-pub mod formats;
+/// The line parsers, in [`crate::util::formats`] (the roster file of
+/// `[load]` reads CSV too).
+pub use crate::util::formats;
 pub mod json;
 mod known;
 pub mod map;
