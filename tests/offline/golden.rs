@@ -1,6 +1,6 @@
 //! The golden replay: a fixed input of 100,000 simulated events with bad,
 //! duplicate and late lines mixed in, replayed, and every table compared with
-//! digests kept here. Windows and fatigue tables must be byte-identical;
+//! digests kept here. Windows, player load and fatigue tables must be byte-identical;
 //! the others row-identical, leaving out the wall-clock columns
 //! (`received_at`, `detected_at`) and the progress table (rates per second of
 //! the machine that ran it).
@@ -18,8 +18,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Tables compared byte for byte.
-const BYTE_TABLES: [&str; 5] = [
+const BYTE_TABLES: [&str; 6] = [
     "windows_wearable",
+    "load_player_1m",
     "windows_pitch",
     "windows_crowd",
     "windows_generic",
@@ -39,6 +40,10 @@ const EXPECTED: &[(&str, &str)] = &[
     (
         "windows_wearable",
         "768418085b6dfc2699cbc435ad69331488b0691e24b3b15ac7c70abeeedbcb2a",
+    ),
+    (
+        "load_player_1m",
+        "889872cd385ac12ef471dcbdcae1247fa5e4bc027d35a1afecb13d22d2d83340",
     ),
     (
         "windows_pitch",

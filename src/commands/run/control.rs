@@ -98,7 +98,17 @@ fn reload(control: &Control, running: &mut crate::config::ConfigFile, to: &Reloa
             return;
         }
     };
-    let plan = crate::config::reload::plan(running, &new.file);
+    let mut plan = crate::config::reload::plan(running, &new.file);
+    // The roster file is read again on every reload: its players may have
+    // changed with no key of the config changing.
+    if to.pipeline.borrow().load.roster != new.load.roster
+        && !plan.apply.iter().any(|k| k.starts_with("load."))
+    {
+        plan.apply.push(format!(
+            "load.roster (the file: {} players)",
+            new.load.roster.len()
+        ));
+    }
     if plan.apply.is_empty() {
         info!("Config reloaded: nothing that can change while running changed.");
     } else {

@@ -7,6 +7,7 @@ use super::detector::DetectorSection;
 use super::fatigue::FatigueSection;
 use super::health::HealthSection;
 use super::limits::LimitsSection;
+use super::load::LoadSection;
 use super::log::LogSection;
 use super::metrics::MetricsSection;
 use super::output::OutputSection;
@@ -27,6 +28,8 @@ crate::config::section! {
         windows: WindowsSection = WindowsSection::default(),
         /// Fatigue alerts (SPEC §4).
         fatigue: FatigueSection = FatigueSection::default(),
+        /// Player load: zones, TRIMP, high-speed running, sprints (SPEC §11).
+        load: LoadSection = LoadSection::default(),
         /// Input limits and per-metric ranges (SPEC §1, §3).
         limits: LimitsSection = LimitsSection::default(),
         /// Tables, spool and store (SPEC §5).

@@ -3,17 +3,19 @@
 //!
 //! Reloaded in place (safe at any moment, no state depends on them):
 //! `log.level`, `detector.threshold`, `limits.range` (per-metric ranges),
-//! `metrics.health_grace`, and the alert output's `alerts.topic_prefix`,
-//! `alerts.queue`, `alerts.when_full`. Everything else (sources, store,
+//! `metrics.health_grace`, the alert output's `alerts.topic_prefix`,
+//! `alerts.queue`, `alerts.when_full`, and all of `[load]` with the roster
+//! file's players (read again on every reload, so that a changed roster
+//! applies although no key changed; load state is kept). Everything else (sources, store,
 //! spool, window and detector sizes, the alert broker connection, ...)
 //! sizes or opens something at start-up, or shapes state in the checkpoint:
 //! a change there is named in a WARN line and applied at the next restart.
 
-use crate::config::{Config, ConfigFile, DetectorConfig, LimitsConfig};
+use crate::config::{Config, ConfigFile, DetectorConfig, LimitsConfig, LoadConfig};
 use std::collections::BTreeMap;
 
 /// The keys (and key prefixes) that a reload applies while running.
-pub const RELOADABLE: [&str; 7] = [
+pub const RELOADABLE: [&str; 8] = [
     "log.level",
     "detector.threshold",
     "limits.range",
@@ -21,6 +23,7 @@ pub const RELOADABLE: [&str; 7] = [
     "alerts.topic_prefix",
     "alerts.queue",
     "alerts.when_full",
+    "load",
 ];
 
 /// The pipeline's share of a reload: the validated sections whose
@@ -33,6 +36,8 @@ pub struct Reloadable {
     pub detector: DetectorConfig,
     /// `[limits]`, validated.
     pub limits: LimitsConfig,
+    /// `[load]`, validated, with its roster.
+    pub load: LoadConfig,
 }
 
 impl Reloadable {
@@ -41,6 +46,7 @@ impl Reloadable {
         Reloadable {
             detector: c.detector,
             limits: c.limits.clone(),
+            load: c.load.clone(),
         }
     }
 }
@@ -98,6 +104,7 @@ pub fn merge(running: &ConfigFile, new: &ConfigFile) -> ConfigFile {
     m.alerts.topic_prefix = new.alerts.topic_prefix.clone();
     m.alerts.queue = new.alerts.queue;
     m.alerts.when_full = new.alerts.when_full.clone();
+    m.load = new.load.clone();
     m
 }
 

@@ -9,6 +9,7 @@ use super::fatigue::FatigueConfig;
 use super::file::ConfigFile;
 use super::health::HealthConfig;
 use super::limits::LimitsConfig;
+use super::load::LoadConfig;
 use super::log::LogConfig;
 use super::metrics::MetricsConfig;
 use super::output::OutputConfig;
@@ -31,6 +32,8 @@ pub struct Config {
     pub windows: WindowsConfig,
     /// `[fatigue]`.
     pub fatigue: FatigueConfig,
+    /// `[load]`, with its roster.
+    pub load: LoadConfig,
     /// `[limits]`.
     pub limits: LimitsConfig,
     /// `[output]`.
@@ -63,6 +66,7 @@ impl ConfigFile {
         let detector = p.keep(f.detector.validate());
         let windows = p.keep(f.windows.validate());
         let fatigue = p.keep(f.fatigue.validate());
+        let load = p.keep(f.load.validate());
         let limits = p.keep(f.limits.validate());
         let output = p.keep(f.output.validate());
         let metrics = p.keep(f.metrics.validate());
@@ -78,6 +82,7 @@ impl ConfigFile {
             Some(detector),
             Some(windows),
             Some(fatigue),
+            Some(load),
             Some(limits),
             Some(output),
             Some(metrics),
@@ -89,8 +94,8 @@ impl ConfigFile {
             Some(health),
             Some(console),
         ) = (
-            venue, detector, windows, fatigue, limits, output, metrics, pipeline, sources, inputs,
-            alerts, log, health, console,
+            venue, detector, windows, fatigue, load, limits, output, metrics, pipeline, sources,
+            inputs, alerts, log, health, console,
         )
         else {
             return Err(ConfigError::Invalid {
@@ -103,6 +108,7 @@ impl ConfigFile {
             detector,
             windows,
             fatigue,
+            load,
             limits,
             output,
             metrics,

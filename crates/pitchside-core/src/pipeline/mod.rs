@@ -1,6 +1,6 @@
 //! The data path, pure (no I/O): decode a line into an event or a reject,
 //! the rolling z-score detector, event-time windows with watermarks,
-//! fatigue, and the stage that runs them in order and fills table rows.
+//! fatigue, player load, and the stage that runs them in order and fills table rows.
 //! Every part encodes its own snapshot with [`crate::util::codec`].
 
 pub mod console_rows;
@@ -9,6 +9,7 @@ pub mod detect;
 pub mod downtime;
 pub mod fatigue;
 pub mod health;
+pub mod load;
 pub mod rows;
 mod stage;
 pub mod time_guard;

@@ -3,6 +3,7 @@
 use crate::model::{Event, Identity, Micros, RejectReason, SensorKind};
 use crate::pipeline::detect::stats::Baseline;
 use crate::pipeline::fatigue::FatigueFinding;
+use crate::pipeline::load::LoadRow;
 use crate::pipeline::window::{GroupKey, WindowRow};
 use crate::tables::{Stamp, TableBuffer};
 
@@ -261,6 +262,49 @@ impl Stamp {
             .f64(f.finding.baseline_mean)
             .f64(f.finding.baseline_std)
             .i64(f.finding.baseline_windows as i64)
+            .finish();
+    }
+
+    /// Appends a `load_player_1m` row for wearable window `w` (SPEC §11).
+    pub fn load(&self, buf: &mut TableBuffer, w: &WindowRow, l: &LoadRow<'_>, downtime_ms: i64) {
+        let GroupKey::Wearable {
+            match_id,
+            player_id,
+        } = w.key
+        else {
+            return;
+        };
+        let f = l.profile;
+        let (s, t) = (&l.window, &l.session);
+        let name = f.name.as_deref().or(w.cell.player_name.as_deref());
+        let mut r = buf
+            .row(w.start)
+            .str(&self.venue_id)
+            .str(&self.gateway_id)
+            .i64(w.start)
+            .i64(w.end)
+            .i64(match_id)
+            .i64(player_id)
+            .opt_str(name)
+            .opt_str(f.position.as_deref())
+            .bool(f.on_roster)
+            .f64(f.hr_max);
+        for k in 0..5 {
+            r = r.f64(s.zone_s(k));
+        }
+        r.f64(s.trimp_edwards())
+            .f64(s.trimp_banister)
+            .f64(s.distance)
+            .f64(s.hsr_distance)
+            .f64(s.hsr_us as f64 / 1e6)
+            .i64(s.sprints)
+            .f64(s.accel_load)
+            .f64(t.distance)
+            .f64(t.hsr_distance)
+            .i64(t.sprints)
+            .f64(t.trimp_edwards)
+            .f64(t.accel_load)
+            .opt_i64(Some(downtime_ms))
             .finish();
     }
 

@@ -1,4 +1,5 @@
-//! The pipeline stage: decode → detect → windows → fatigue → table rows.
+//! The pipeline stage: decode → detect → windows → fatigue and player load →
+//! table rows.
 //!
 //! One [`Pipeline`] owns all state of the data path. It is synchronous and
 //! takes the wall clock as an argument, so `replay`, the daemon, tests and
@@ -25,6 +26,7 @@ use crate::pipeline::decode::Decoder;
 use crate::pipeline::detect::Detector;
 use crate::pipeline::fatigue::FatigueTracker;
 use crate::pipeline::health::DeviceHealth;
+use crate::pipeline::load::{LoadCounters, LoadTracker};
 use crate::pipeline::rows::{AlertRecord, FatigueRecord};
 use crate::pipeline::time_guard::TimeGuard;
 use crate::pipeline::window::WindowAggregator;
@@ -84,6 +86,10 @@ pub struct PipelineCounters {
     pub devices_silent: u64,
     /// Device health is paused now (a state).
     pub health_paused: bool,
+    /// Player load (SPEC §11): evictions, players off the roster, speed glitches.
+    pub load: LoadCounters,
+    /// Players with load state now (a state).
+    pub load_players: u64,
     /// Numeric fields of accepted events that their kind does not know.
     pub unknown_fields: UnknownFields,
 }
@@ -119,6 +125,7 @@ pub struct Pipeline {
 struct Outputs {
     stamp: Stamp,
     fatigue: FatigueTracker,
+    load: LoadTracker,
     tables: Vec<TableBuffer>,
     counters: PipelineCounters,
     /// Alerts raised since the last [`Pipeline::drain_alerts`], for real-time outputs.
@@ -173,6 +180,7 @@ impl Pipeline {
                     clock_synchronized: live.then_some(true),
                 },
                 fatigue: FatigueTracker::new(config.fatigue),
+                load: LoadTracker::new(config.load.clone()),
                 tables: TableId::ALL.iter().map(|&t| TableBuffer::new(t)).collect(),
                 counters: PipelineCounters::default(),
                 live_alerts: Vec::new(),
@@ -185,10 +193,14 @@ impl Pipeline {
     }
 
     /// Applies the settings a config reload (SIGHUP) changes while running:
-    /// the detector threshold and the per-metric ranges (see [`crate::config::reload`]).
+    /// the detector threshold, the per-metric ranges and `[load]` with its
+    /// roster (see [`crate::config::reload`]).
     pub fn apply_reload(&mut self, r: &crate::config::reload::Reloadable) {
         self.detector.reload(&r.detector);
         self.decoder.set_ranges(r.limits.ranges.clone());
+        self.out.load.reload(r.load.clone());
+        self.out.counters.load = self.out.load.counters();
+        self.out.counters.load_players = self.out.load.players() as u64;
     }
 
     /// Counters so far.

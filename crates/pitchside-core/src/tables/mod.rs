@@ -74,6 +74,8 @@ pub enum TableId {
     WindowsCrowd,
     /// Generic windows.
     WindowsGeneric,
+    /// Player load per window (SPEC §11).
+    LoadPlayer1m,
     /// Late readings.
     Late,
     /// Rejected inputs.
@@ -86,7 +88,7 @@ pub enum TableId {
 
 impl TableId {
     /// Every table, in upload priority order (most important first).
-    pub const ALL: [TableId; 12] = [
+    pub const ALL: [TableId; 13] = [
         TableId::Alerts,
         TableId::FatigueAlerts,
         TableId::AlertAcks,
@@ -95,6 +97,7 @@ impl TableId {
         TableId::WindowsPitch,
         TableId::WindowsCrowd,
         TableId::WindowsGeneric,
+        TableId::LoadPlayer1m,
         TableId::Late,
         TableId::Rejects,
         TableId::Progress,
@@ -112,6 +115,7 @@ impl TableId {
             TableId::WindowsPitch => "windows_pitch",
             TableId::WindowsCrowd => "windows_crowd",
             TableId::WindowsGeneric => "windows_generic",
+            TableId::LoadPlayer1m => "load_player_1m",
             TableId::Late => "late",
             TableId::Rejects => "rejects",
             TableId::Progress => "progress",

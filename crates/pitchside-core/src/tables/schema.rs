@@ -41,6 +41,7 @@ pub(super) fn build(table: TableId) -> Vec<Column> {
             v.extend([c("watermark", Ts), clock_synchronized()]);
             v
         }
+        TableId::LoadPlayer1m => load_player(),
         TableId::Rejects => rejects(),
         TableId::Progress => progress(),
     }
@@ -114,6 +115,38 @@ fn fatigue_alerts() -> Vec<Column> {
         c("baseline_std", F64),
         c("baseline_windows", I64),
     ])
+}
+
+/// `load_player_1m` (SPEC §11): the wearable window's group, the player's
+/// figures, the window's load and the match's totals so far.
+fn load_player() -> Vec<Column> {
+    let mut v = stamped([
+        c("window_start", Ts),
+        c("window_end", Ts),
+        c("match_id", I64),
+        c("player_id", I64),
+        n("player_name", Utf8),
+        n("position", Utf8),
+        c("on_roster", Bool),
+        c("hr_max", F64),
+    ]);
+    v.extend((1..=5).map(|k| c(&format!("zone{k}_s"), F64)));
+    v.extend([
+        c("trimp_edwards", F64),
+        c("trimp_banister", F64),
+        c("distance_m", F64),
+        c("hsr_distance_m", F64),
+        c("hsr_s", F64),
+        c("sprints", I64),
+        c("accel_load", F64),
+        c("session_distance_m", F64),
+        c("session_hsr_distance_m", F64),
+        c("session_sprints", I64),
+        c("session_trimp_edwards", F64),
+        c("session_accel_load", F64),
+        n("gateway_downtime_ms", I64),
+    ]);
+    v
 }
 
 /// A kind's windows table: its group columns, `events`, mean/min/max of each

@@ -32,6 +32,8 @@ pub enum Ty {
     Tables(&'static [Key]),
     /// A list of texts: `["a", "b"]`.
     TextList,
+    /// A list of numbers: `[50, 60, 70]`.
+    NumberList,
     /// Text, a number or `true`/`false`: a fixed value.
     Scalar,
     /// Text, or a section with these keys (`event_time = "arrival"` or

@@ -154,6 +154,16 @@ fn check_section(
         (Ty::TextList, _) => Err(format!(
             "must be a list of texts such as [\"a\", \"b\"], but it is {got}"
         )),
+        (Ty::NumberList, Value::Array(items))
+            if items
+                .iter()
+                .all(|v| matches!(v, Value::Integer(_) | Value::Float(_))) =>
+        {
+            Ok(())
+        }
+        (Ty::NumberList, _) => Err(format!(
+            "must be a list of numbers such as [50, 60, 70], but it is {got}"
+        )),
         (Ty::Scalar, Value::String(_) | Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => {
             Ok(())
         }

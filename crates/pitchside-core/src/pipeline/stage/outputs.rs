@@ -123,6 +123,16 @@ impl Outputs {
         ) = (w.kind, &w.key)
         {
             self.fatigue(w, *match_id, *player_id);
+            self.load_row(w, *match_id, *player_id, downtime_ms);
+        }
+    }
+
+    /// Writes the player's `load_player_1m` row of a wearable window (none
+    /// when the load tracker forgot the player at `load.max_players`).
+    fn load_row(&mut self, w: &WindowRow, match_id: i64, player_id: i64, downtime_ms: i64) {
+        if let Some(row) = self.load.on_window(match_id, player_id, w.start) {
+            let buf = &mut self.tables[TableId::LoadPlayer1m.index()];
+            self.stamp.load(buf, w, &row, downtime_ms);
         }
     }
 

@@ -216,17 +216,26 @@ impl Pipeline {
         }
         self.out.counters.readings += nondup.len() as u64;
         self.out.readings(e, &nondup, received_at, late, self.raw);
-        if late.is_none()
-            && !nondup.is_empty()
-            && self.windows.add_to(e, start, &nondup) == Placement::Dropped
-        {
-            self.out.counters.window_drops += 1;
+        if late.is_none() && !nondup.is_empty() {
+            match self.windows.add_to(e, start, &nondup) {
+                Placement::Dropped => self.out.counters.window_drops += 1,
+                _ if e.sensor == SensorKind::Wearable => self.credit_load(e, start, &nondup),
+                _ => {}
+            }
         }
         self.nondup = nondup;
         self.out.counters.evictions = self.detector.counters().evictions;
         let out = &mut self.out;
         self.windows
             .advance(e.sensor, e.event_time, &mut |w| out.window(w));
+    }
+
+    /// The windowed readings of wearable event `e` to the load tracker.
+    fn credit_load(&mut self, e: &Event, start: Micros, values: &[(u8, f64)]) {
+        let out = &mut self.out;
+        out.load.add(e, start, values);
+        out.counters.load = out.load.counters();
+        out.counters.load_players = out.load.players() as u64;
     }
 
     /// Reading `i` (value `x`) of `e` through the detector, writing an alert

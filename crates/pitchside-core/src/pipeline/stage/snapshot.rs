@@ -1,5 +1,5 @@
-//! The stage's checkpoint: detector, windows, fatigue, downtime and the
-//! clock state with its trusted time, sealed
+//! The stage's checkpoint: detector, windows, fatigue, downtime, the
+//! clock state with its trusted time, and player load, sealed
 //! by `state::checkpoint`; and downtime learnt at start-up.
 
 use super::Pipeline;
@@ -18,6 +18,7 @@ impl Pipeline {
         self.out.fatigue.save(&mut e);
         self.out.downtime.save(&mut e);
         self.guard.save(&mut e, self.synced);
+        self.out.load.save(&mut e);
         e.0
     }
 
@@ -38,6 +39,11 @@ impl Pipeline {
             if self.max_future.is_some() {
                 self.apply_clock_state(synced);
             }
+        }
+        if !d.finished() {
+            self.out.load.load(&mut d)?;
+            self.out.counters.load = self.out.load.counters();
+            self.out.counters.load_players = self.out.load.players() as u64;
         }
         if !d.finished() {
             return Err(DecodeError("trailing bytes"));

@@ -89,6 +89,31 @@ fn pipeline(o: &mut Exposition, c: &PipelineCounters) {
         c.window_drops,
     );
     super::devices::device_health(o, c);
+    load(o, c);
+}
+
+/// Player load (SPEC §11).
+fn load(o: &mut Exposition, c: &PipelineCounters) {
+    o.gauge(
+        "pitchside_load_players",
+        "Players (match and player) with load state.",
+        c.load_players as f64,
+    );
+    o.counter(
+        "pitchside_load_evictions_total",
+        "Players whose load state was forgotten at load.max_players.",
+        c.load.evictions,
+    );
+    o.counter(
+        "pitchside_load_unrostered_players_total",
+        "Players seen that load.roster does not have (given the [load] defaults).",
+        c.load.unrostered,
+    );
+    o.counter(
+        "pitchside_load_speed_glitches_total",
+        "Distance intervals faster than load.max_speed, credited nothing.",
+        c.load.speed_glitches,
+    );
 }
 
 fn rejects(o: &mut Exposition, c: &PipelineCounters) {

@@ -1,0 +1,175 @@
+//! Player load (SPEC §11): per player and event-time window, seconds in
+//! each heart-rate zone, TRIMP, distance, high-speed running, sprints and
+//! an accelerometer load, with the match's running totals.
+//!
+//! Pure logic. The stage hands it the readings that went into a wearable
+//! window and asks for the player's row when that window is emitted, so a
+//! `load_player_1m` row goes with each `windows_wearable` row. Here: the
+//! tracker, bounded by `load.max_players`. `player`: one player's state
+//! and the formulas. `snapshot`: the checkpoint.
+
+mod player;
+mod snapshot;
+#[cfg(test)]
+mod tests;
+
+pub use player::{Session, Sums};
+
+use crate::config::{LoadConfig, Profile};
+use crate::model::{Event, Identity, Micros};
+use crate::util::hash::FxHashMap;
+use player::Player;
+use tracing::{info, warn};
+
+/// What the tracker counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadCounters {
+    /// Players forgotten at `load.max_players`.
+    pub evictions: u64,
+    /// Players (match and player) seen that the roster does not have: they
+    /// get the defaults.
+    pub unrostered: u64,
+    /// Distance intervals faster than `load.max_speed`, credited nothing.
+    pub speed_glitches: u64,
+}
+
+/// One emitted window of one player: what its `load_player_1m` row holds.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadRow<'a> {
+    /// The player's figures (roster, position, defaults).
+    pub profile: &'a Profile,
+    /// This window's sums.
+    pub window: Sums,
+    /// The match's totals up to and including this window.
+    pub session: Session,
+}
+
+/// Load state of every player, bounded by `load.max_players`.
+#[derive(Debug)]
+pub struct LoadTracker {
+    /// `[load]`, as validated.
+    p: LoadConfig,
+    players: FxHashMap<(i64, i64), Player>,
+    /// Updates so far: the order in which players were last updated.
+    arrivals: u64,
+    counters: LoadCounters,
+}
+
+impl LoadTracker {
+    /// No players yet.
+    pub fn new(p: LoadConfig) -> LoadTracker {
+        LoadTracker {
+            p,
+            players: FxHashMap::default(),
+            arrivals: 0,
+            counters: LoadCounters::default(),
+        }
+    }
+
+    /// Takes a reloaded `[load]` (and roster): each player's figures are
+    /// resolved again; state is kept, down to a lowered `max_players`.
+    pub fn reload(&mut self, p: LoadConfig) {
+        self.p = p;
+        for (&(_, player_id), pl) in self.players.iter_mut() {
+            pl.profile = self.p.profile(player_id);
+        }
+        while self.players.len() > self.p.max_players {
+            self.evict_stalest();
+        }
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> LoadCounters {
+        self.counters
+    }
+
+    /// Players with load state.
+    pub fn players(&self) -> usize {
+        self.players.len()
+    }
+
+    /// Credits the non-duplicate readings `values` of wearable event `e`,
+    /// which went into the window starting at `start`.
+    pub fn add(&mut self, e: &Event, start: Micros, values: &[(u8, f64)]) {
+        let Identity::Wearable { player_id, .. } = e.identity else {
+            return;
+        };
+        let key = (e.match_id, player_id);
+        if !self.players.contains_key(&key) {
+            self.admit(key);
+        }
+        self.arrivals += 1;
+        // Admitted just above.
+        let Some(pl) = self.players.get_mut(&key) else {
+            return;
+        };
+        pl.touched = self.arrivals;
+        self.counters.speed_glitches += pl.add(&self.p, &e.device_id, e.event_time, start, values);
+    }
+
+    /// A new player: room made at the cap, its figures resolved.
+    fn admit(&mut self, key: (i64, i64)) {
+        if self.players.len() >= self.p.max_players {
+            self.evict_stalest();
+        }
+        let profile = self.p.profile(key.1);
+        if !profile.on_roster {
+            self.counters.unrostered += 1;
+            if self.counters.unrostered.is_power_of_two() {
+                info!(
+                    match_id = key.0,
+                    player_id = key.1,
+                    players = self.counters.unrostered,
+                    "Player not on the load.roster: load uses the [load] defaults (hr_max, speeds). \
+                     Counted in pitchside_load_unrostered_players_total; logged at powers of two."
+                );
+            }
+        }
+        self.players.insert(key, Player::new(profile));
+    }
+
+    /// Forgets the player updated longest ago. O(players), only when a new
+    /// player arrives at the cap.
+    fn evict_stalest(&mut self) {
+        let Some(stalest) = self
+            .players
+            .iter()
+            .min_by_key(|(k, pl)| (pl.touched, **k))
+            .map(|(k, _)| *k)
+        else {
+            return;
+        };
+        self.players.remove(&stalest);
+        self.counters.evictions += 1;
+        if self.counters.evictions.is_power_of_two() {
+            warn!(
+                match_id = stalest.0,
+                player_id = stalest.1,
+                evictions = self.counters.evictions,
+                max_players = self.p.max_players,
+                "load.max_players reached: the player updated longest ago is forgotten (its open \
+                 windows write no load_player_1m row; its match totals start again). Counted in \
+                 pitchside_load_evictions_total; logged at powers of two."
+            );
+        }
+    }
+
+    /// The row of the player's window starting at `start`, now emitted;
+    /// adds it to the match totals. `None` when the player was forgotten.
+    pub fn on_window(
+        &mut self,
+        match_id: i64,
+        player_id: i64,
+        start: Micros,
+    ) -> Option<LoadRow<'_>> {
+        let pl = self.players.get_mut(&(match_id, player_id))?;
+        let i = pl.open.iter().position(|(s, _)| *s == start)?;
+        let (_, window) = pl.open.swap_remove(i);
+        pl.session.add(&window);
+        Some(LoadRow {
+            profile: &pl.profile,
+            window,
+            session: pl.session,
+        })
+    }
+}

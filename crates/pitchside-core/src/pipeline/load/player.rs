@@ -1,0 +1,240 @@
+//! One player's load state and the formulas of SPEC §11: what each heart
+//! rate, distance and acceleration reading credits, and to which window.
+
+use crate::config::{LoadConfig, Profile};
+use crate::model::Micros;
+
+/// Metric indexes of a wearable event (`SensorKind::Wearable.metrics()`).
+pub(super) const HEART_RATE: u8 = 0;
+/// Acceleration magnitude, g.
+pub(super) const ACCELERATION: u8 = 1;
+/// Cumulative distance, m.
+pub(super) const RUNNING_DIST: u8 = 2;
+
+/// What one window credits a player (SPEC §11 columns).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sums {
+    /// Time in heart-rate zones 1 to 5, µs.
+    pub zone_us: [i64; 5],
+    /// Banister's TRIMP.
+    pub trimp_banister: f64,
+    /// Distance, m.
+    pub distance: f64,
+    /// Distance at or above the high-speed threshold, m.
+    pub hsr_distance: f64,
+    /// Time at or above the high-speed threshold, µs.
+    pub hsr_us: i64,
+    /// Sprints counted.
+    pub sprints: i64,
+    /// Sum of the changes of the acceleration magnitude, g.
+    pub accel_load: f64,
+}
+
+impl Sums {
+    /// Seconds in zone `k` (0-based).
+    pub fn zone_s(&self, k: usize) -> f64 {
+        self.zone_us[k] as f64 / 1e6
+    }
+
+    /// Edwards' TRIMP: Σ k · minutes in zone k.
+    pub fn trimp_edwards(&self) -> f64 {
+        (0..5)
+            .map(|k| (k + 1) as f64 * (self.zone_s(k) / 60.0))
+            .sum()
+    }
+}
+
+/// A player's running totals over the match's emitted windows.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Session {
+    /// Distance, m.
+    pub distance: f64,
+    /// High-speed distance, m.
+    pub hsr_distance: f64,
+    /// Sprints.
+    pub sprints: i64,
+    /// Edwards' TRIMP.
+    pub trimp_edwards: f64,
+    /// Accelerometer load.
+    pub accel_load: f64,
+}
+
+impl Session {
+    pub(super) fn add(&mut self, s: &Sums) {
+        self.distance += s.distance;
+        self.hsr_distance += s.hsr_distance;
+        self.sprints += s.sprints;
+        self.trimp_edwards += s.trimp_edwards();
+        self.accel_load += s.accel_load;
+    }
+}
+
+/// The previous reading of one metric: its time, device and value.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Prev {
+    pub t: Micros,
+    pub device: Box<str>,
+    pub v: f64,
+}
+
+impl Prev {
+    /// Moves to a new reading; allocates only when the device changed.
+    fn set(slot: &mut Option<Prev>, t: Micros, device: &str, v: f64) {
+        match slot {
+            Some(p) if &*p.device == device => {
+                p.t = t;
+                p.v = v;
+            }
+            _ => {
+                *slot = Some(Prev {
+                    t,
+                    device: device.into(),
+                    v,
+                })
+            }
+        }
+    }
+}
+
+/// An open run at or above the sprint speed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Run {
+    pub start: Micros,
+    pub counted: bool,
+}
+
+/// One player's state.
+#[derive(Debug, Clone)]
+pub(super) struct Player {
+    pub profile: Profile,
+    /// When it was last updated, in the tracker's arrival count.
+    pub touched: u64,
+    pub hr: Option<Micros>,
+    pub dist: Option<Prev>,
+    pub accel: Option<Prev>,
+    pub run: Option<Run>,
+    /// The open windows' sums by window start (a few: the windows not yet
+    /// past the watermark).
+    pub open: Vec<(Micros, Sums)>,
+    pub session: Session,
+}
+
+impl Player {
+    pub fn new(profile: Profile) -> Player {
+        Player {
+            profile,
+            touched: 0,
+            hr: None,
+            dist: None,
+            accel: None,
+            run: None,
+            open: Vec::new(),
+            session: Session::default(),
+        }
+    }
+
+    /// The sums of the window starting at `start`, opened if new.
+    fn window(&mut self, start: Micros) -> &mut Sums {
+        let i = match self.open.iter().position(|(s, _)| *s == start) {
+            Some(i) => i,
+            None => {
+                self.open.push((start, Sums::default()));
+                self.open.len() - 1
+            }
+        };
+        &mut self.open[i].1
+    }
+
+    /// Credits an event's readings (`(metric index, value)`) from `device` at
+    /// `t` to the window at `start`; returns the speed glitches found.
+    pub fn add(
+        &mut self,
+        p: &LoadConfig,
+        device: &str,
+        t: Micros,
+        start: Micros,
+        values: &[(u8, f64)],
+    ) -> u64 {
+        let mut glitches = 0;
+        let mut sums = *self.window(start);
+        for &(i, x) in values {
+            match i {
+                HEART_RATE => self.heart_rate(p, t, x, &mut sums),
+                ACCELERATION => self.acceleration(p, device, t, x, &mut sums),
+                RUNNING_DIST => glitches += self.distance(p, device, t, x, &mut sums) as u64,
+                _ => {}
+            }
+        }
+        *self.window(start) = sums;
+        glitches
+    }
+
+    fn heart_rate(&mut self, p: &LoadConfig, t: Micros, h: f64, s: &mut Sums) {
+        match self.hr {
+            Some(prev) if t <= prev => return,
+            Some(prev) if t - prev <= p.max_gap => {
+                let dt = t - prev;
+                let f = &self.profile;
+                let pct = 100.0 * h / f.hr_max;
+                let zone = p.zones.iter().take_while(|&&edge| pct >= edge).count();
+                if zone > 0 {
+                    s.zone_us[zone - 1] += dt;
+                }
+                let r = ((h - f.hr_rest) / (f.hr_max - f.hr_rest)).clamp(0.0, 1.0);
+                s.trimp_banister += (dt as f64 / 60e6) * r * 0.64 * (1.92 * r).exp();
+            }
+            _ => {}
+        }
+        self.hr = Some(t);
+    }
+
+    fn acceleration(&mut self, p: &LoadConfig, device: &str, t: Micros, a: f64, s: &mut Sums) {
+        if let Some(prev) = &self.accel {
+            if t <= prev.t {
+                return;
+            }
+            if &*prev.device == device && t - prev.t <= p.max_gap {
+                s.accel_load += (a - prev.v).abs();
+            }
+        }
+        Prev::set(&mut self.accel, t, device, a);
+    }
+
+    /// `true` when the interval was faster than `max_speed`.
+    fn distance(&mut self, p: &LoadConfig, device: &str, t: Micros, d: f64, s: &mut Sums) -> bool {
+        let interval = match &self.dist {
+            Some(prev) if t <= prev.t => return false,
+            Some(prev) if &*prev.device == device && t - prev.t <= p.max_gap && d >= prev.v => {
+                let dt = t - prev.t;
+                Some((d - prev.v, dt, (d - prev.v) / (dt as f64 / 1e6), prev.t))
+            }
+            _ => None,
+        };
+        let glitch = interval.is_some_and(|(_, _, v, _)| v > p.max_speed);
+        match interval.filter(|_| !glitch) {
+            Some((dd, dt, v, from)) => {
+                s.distance += dd;
+                let f = &self.profile;
+                if v >= f.hsr_speed {
+                    s.hsr_distance += dd;
+                    s.hsr_us += dt;
+                }
+                if v >= f.sprint_speed {
+                    let run = self.run.get_or_insert(Run {
+                        start: from,
+                        counted: false,
+                    });
+                    if !run.counted && t - run.start >= p.sprint_dwell {
+                        s.sprints += 1;
+                        run.counted = true;
+                    }
+                } else {
+                    self.run = None;
+                }
+            }
+            None => self.run = None,
+        }
+        Prev::set(&mut self.dist, t, device, d);
+        glitch
+    }
+}
