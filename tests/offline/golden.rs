@@ -35,39 +35,39 @@ const WALL_CLOCK: [&str; 2] = ["received_at", "detected_at"];
 const EXPECTED: &[(&str, &str)] = &[
     (
         "input",
-        "0e2f70f6196cce57535f33f6a6df6e8f7beb3b7aac2f404262e2c5e53ca5d8ae",
+        "e1eed9b38edb9a80c4de5c41c4c7c29b17176419b9cd05ced29e1f18d12e7647",
     ),
     (
         "windows_wearable",
-        "768418085b6dfc2699cbc435ad69331488b0691e24b3b15ac7c70abeeedbcb2a",
+        "a81ec1ba55a45fac789152740f23ff2d709489eb458ad6007ea7d47481131abe",
     ),
     (
         "load_player_1m",
-        "889872cd385ac12ef471dcbdcae1247fa5e4bc027d35a1afecb13d22d2d83340",
+        "2acd1034c568d2007cc2575f8c7f824878e4ee7098a13457f49b4559b5adea38",
     ),
     (
         "windows_pitch",
-        "0cbeddc7bbe10dc5265347248cbb83b2fddd0ceec42e448c6371550de8a92f24",
+        "ec098594d4ce5d4e829ccca590260f557d0babe5bd2e7bc578249670c279e329",
     ),
     (
         "windows_crowd",
-        "2bc747a85556a7417349181b99761bc60668d5a4ad857207afe9fb7d828a1a95",
+        "71462bb3b64c68d88f12850ecedc7ab4705b3d8f8b24cce1cd6c9531ef7d20a8",
     ),
     (
         "windows_generic",
-        "1f24bac5b00ca286b3358a70256abf87978ca97d480af9de66d8a851dd105eb0",
+        "187f56797979bd9b32fc664dfbcde2761f6a824ae9a261a89e93d26707d25e45",
     ),
     (
         "fatigue_alerts",
-        "4e2abe7ac15e86586b117398ef30c68904d46b0cca1a575b3e0d35f6bb9ed88b",
+        "b7d082701d171bc1cd3c086e4e7f1f379e39d3c709427ef930cdd6a5d1bd8db5",
     ),
     (
         "alerts",
-        "b6b5c09be173010451cc9862b8e39fddfd991ecd8f371504918fffb573a56437",
+        "d705b296412e8223db29cb0706b784c1e21ea2c04a151c75ad9ebbc59235d4fa",
     ),
     (
         "late",
-        "fe72d69164f6c89609c46fb5ec84e3bd2f5c117aa4c762503aa84bcd9523ed0d",
+        "3a1700ae8a4d8b01e5df532706eccafccb41f984fa9b0d1603ff79203b210445",
     ),
     (
         "rejects",
@@ -75,7 +75,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "raw",
-        "f43155f54389896ba622b7cde6ed082aaebb67d901ac198e5e5091712010906f",
+        "6ebd5afd6d6749e1ae01cd8bcdc7c28059e5912f5220cb943e685139d24d13de",
     ),
 ];
 

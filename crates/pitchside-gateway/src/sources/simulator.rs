@@ -1,7 +1,10 @@
 //! The sensor simulator: wearable, pitch, crowd and generic sensors with
 //! injected 4–6σ anomalies and fatigue episodes (heart rate climbing for a
-//! few minutes). Deterministic for a seed and start time, so a simulated
-//! stream can be replayed and compared.
+//! few minutes). Players move as players do (walking, jogging, high-speed
+//! running, sprints: a cumulative `running_dist`), and their heart rate
+//! follows their effort, so player load (SPEC §11) has zones, high-speed
+//! running and sprints to show. Deterministic for a seed and start time, so
+//! a simulated stream can be replayed and compared.
 
 use crate::config::SimulatorSection;
 use crate::model::{Micros, SensorKind};
@@ -20,6 +23,7 @@ enum Device {
         id: i64,
         base_hr: f64,
         episode: Option<(Micros, Micros)>,
+        motion: Motion,
     },
     Pitch {
         n: u32,
@@ -57,16 +61,69 @@ pub struct Simulator {
 /// Length of a fatigue episode: the heart rate climbs for 4 minutes, holds 2.
 const EPISODE_US: Micros = 6 * 60_000_000;
 
+/// What a player does next: chance, speed range (m/s), duration range (s).
+/// Walking, jogging, high-speed running, sprinting: about 160 m a minute
+/// (a tenth of it at high speed) and a sprint every two or three minutes.
+const ACTIVITIES: [(f64, (f64, f64), (f64, f64)); 4] = [
+    (0.48, (0.8, 2.0), (5.0, 20.0)),
+    (0.37, (2.5, 4.0), (5.0, 15.0)),
+    (0.10, (5.6, 6.8), (3.0, 8.0)),
+    (0.05, (7.3, 9.0), (2.0, 5.0)),
+];
+/// Heart rate a player's effort adds, bpm per m/s of speed.
+const HR_PER_SPEED: f64 = 6.0;
+/// Time constant (s) with which heart rate follows effort.
+const HR_LAG_S: f64 = 15.0;
+
+/// How a player moves: the current activity's speed until its end, the
+/// distance run so far and the heart rate effort has brought.
+#[derive(Debug, Clone)]
+struct Motion {
+    speed: f64,
+    until: Micros,
+    dist: f64,
+    hr: f64,
+}
+
+impl Motion {
+    /// Moves on by `dt_s` seconds to time `t`, starting a new activity when
+    /// the current one is over.
+    fn step(&mut self, rng: &mut Rng, base_hr: f64, t: Micros, dt_s: f64) {
+        if t >= self.until {
+            let mut pick = rng.uniform();
+            let &(_, (v0, v1), (d0, d1)) = ACTIVITIES
+                .iter()
+                .find(|(p, ..)| {
+                    pick -= p;
+                    pick < 0.0
+                })
+                .unwrap_or(&ACTIVITIES[0]);
+            self.speed = v0 + (v1 - v0) * rng.uniform();
+            self.until = t + ((d0 + (d1 - d0) * rng.uniform()) * 1e6) as Micros;
+        }
+        self.dist += self.speed * dt_s;
+        let target = base_hr + HR_PER_SPEED * self.speed;
+        self.hr += (target - self.hr) * (1.0 - (-dt_s / HR_LAG_S).exp());
+    }
+}
+
 impl Simulator {
     /// A simulator whose first event is at `start`.
     pub fn new(cfg: &SimulatorSection, start: Micros) -> Simulator {
         let mut rng = Rng::new(cfg.seed);
         let mut devices = Vec::new();
         for i in 0..cfg.players {
+            let base_hr = 120.0 + rng.uniform() * 30.0;
             devices.push(Device::Player {
                 id: i as i64 + 1,
-                base_hr: 120.0 + rng.uniform() * 30.0,
+                base_hr,
                 episode: None,
+                motion: Motion {
+                    speed: 0.0,
+                    until: start,
+                    dist: 1000.0 * rng.uniform(),
+                    hr: base_hr,
+                },
             });
         }
         for n in 0..cfg.pitch_devices {
@@ -122,13 +179,15 @@ impl Simulator {
                 id,
                 base_hr,
                 episode,
+                motion,
             } => {
+                motion.step(&mut self.rng, *base_hr, t, per_device_step / 1e6);
                 // Chance per reading so that fatigue_rate is per player-minute.
                 let p_start = self.cfg.fatigue_rate * per_device_step / 60e6;
                 if episode.is_none() && self.rng.uniform() < p_start {
                     *episode = Some((t, t + EPISODE_US));
                 }
-                let mut hr_mean = *base_hr;
+                let mut hr_mean = motion.hr;
                 if let Some((s, e)) = *episode {
                     if t >= e {
                         *episode = None;
@@ -139,8 +198,8 @@ impl Simulator {
                     }
                 }
                 let hr = self.value(hr_mean, 3.0, &mut truth);
-                let acc = self.value(1.0, 0.25, &mut truth);
-                let dist = self.value(4.0, 0.8, &mut truth).max(0.0);
+                let acc = self.value(1.0 + 0.1 * motion.speed, 0.25, &mut truth);
+                let dist = motion.dist;
                 let name = NAMES[(*id as usize - 1) % NAMES.len()];
                 let _ = write!(
                     line,
@@ -214,6 +273,45 @@ mod tests {
                 matches!(d.decode_bytes(line.as_bytes(), None, 0), Decoded::Event(_)),
                 "{line}"
             );
+        }
+    }
+
+    #[test]
+    fn players_run_sprint_and_work_in_several_heart_rate_zones() {
+        use crate::config::LoadConfig;
+        use crate::pipeline::load::LoadTracker;
+        let cfg = SimulatorSection {
+            players: 4,
+            pitch_devices: 0,
+            crowd_zones: 0,
+            generic_devices: 0,
+            rate: 8.0,
+            anomaly_rate: 0.0,
+            fatigue_rate: 0.0,
+            ..Default::default()
+        };
+        let mut sim = Simulator::new(&cfg, 0);
+        let d = Decoder::new(4096, vec![], None);
+        let mut load = LoadTracker::new(LoadConfig::default());
+        // 20 minutes, every reading into one window.
+        for _ in 0..(8 * 60 * 20) {
+            let (line, _) = sim.next_line();
+            let Decoded::Event(e) = d.decode_bytes(line.as_bytes(), None, 0) else {
+                panic!("{line}");
+            };
+            load.add(&e, 0, &e.values);
+        }
+        for player in 1..=4 {
+            let s = load.on_window(1, player, 0).unwrap().window;
+            let per_minute = s.distance / 20.0;
+            assert!(
+                (100.0..220.0).contains(&per_minute),
+                "player {player}: {per_minute} m/min"
+            );
+            assert!(s.hsr_distance > 100.0, "player {player}: {s:?}");
+            assert!((2..=30).contains(&s.sprints), "player {player}: {s:?}");
+            let zones = s.zone_us.iter().filter(|&&us| us > 30_000_000).count();
+            assert!(zones >= 2, "player {player}: {s:?}");
         }
     }
 
