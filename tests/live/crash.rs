@@ -1,7 +1,8 @@
 //! The durability promise end to end: a gateway fed over MQTT and killed
 //! with `kill -9` twenty times at arbitrary moments (during flushes,
 //! uploads, checkpoints, journal syncs and replays) ends with the same
-//! alerts, readings and windows as an uninterrupted run on the same input —
+//! alerts, readings, windows and player load (its match totals included)
+//! as an uninterrupted run on the same input —
 //! after de-duplicating on `alert_id` and the natural keys, as the lakehouse
 //! MERGE does.
 
@@ -147,6 +148,10 @@ fn twenty_kill_9s_give_the_same_results_as_an_uninterrupted_run() {
             &["device_id", "metric", "window_start"][..],
         ),
         ("fatigue_alerts", &["alert_id"][..]),
+        (
+            "load_player_1m",
+            &["match_id", "player_id", "window_start"][..],
+        ),
     ] {
         let (l, r) = (keyed(&live, table, key), keyed(&reference, table, key));
         // The live gateway keeps its last windows open (in the checkpoint);

@@ -147,3 +147,60 @@ fn a_reloaded_threshold_takes_effect_on_live_detection() {
     assert!(gw.is_running());
     gw.stop();
 }
+
+#[test]
+fn a_changed_roster_file_is_applied_on_sighup_although_no_key_changed() {
+    use parquet::record::Field;
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let roster = dir.path().join("roster.csv");
+    // The simulator's 22 players: 1 to 11 on the roster at first.
+    let write_roster = |players: i64| {
+        let lines: String = (1..=players)
+            .map(|p| format!("{p},Player {p},mid,180\n"))
+            .collect();
+        std::fs::write(&roster, format!("player_id,name,position,hr_max\n{lines}")).unwrap();
+    };
+    write_roster(11);
+    let config = signals_config(dir.path(), port, 3.5, "info", "1s").set_str(
+        "load",
+        "roster",
+        roster.display(),
+    );
+    let mut gw = Gateway::start(&config.write(), port, &[("PITCHSIDE_LOG", "")]);
+    gw.wait_metric("pitchside_load_unrostered_players_total", 11.0, T);
+    gw.wait_metric("pitchside_input_rows_total", 1000.0, T);
+    write_roster(22);
+    gw.signal("HUP");
+    let line = gw.log.wait_line("Config reloaded", T);
+    assert!(
+        line.contains("load.roster (the file: 22 players)"),
+        "{line}"
+    );
+    gw.log.wait_for("Pipeline settings reloaded", 1, T);
+    let inputs = gw.metric("pitchside_input_rows_total");
+    gw.wait_metric("pitchside_input_rows_total", inputs + 1000.0, T);
+    assert_eq!(
+        gw.metric("pitchside_load_unrostered_players_total"),
+        11.0,
+        "counted once each, when first seen"
+    );
+    gw.stop();
+    // Player 15's rows: off the roster (HRmax 190) before, on it (180) after.
+    let rows = rows(&dir.path().join("store"), "load_player_1m");
+    let p15: Vec<(bool, f64)> = rows
+        .iter()
+        .filter(|r| r["player_id"] == Field::Long(15))
+        .map(|r| match (&r["on_roster"], &r["hr_max"]) {
+            (Field::Bool(on), Field::Double(max)) => (*on, *max),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(p15.contains(&(false, 190.0)), "{p15:?}");
+    assert_eq!(p15.last(), Some(&(true, 180.0)), "{p15:?}");
+    let on = p15.iter().position(|r| r.0).unwrap();
+    assert!(
+        p15[on..].iter().all(|r| r.0),
+        "the state is kept and stays on the roster"
+    );
+}
