@@ -4,7 +4,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`pipeline`] | pure: decode, detect, window, fatigue, device health, the stage, table rows |
+//! | [`pipeline`] | pure: decode, detect, window, fatigue, player load, device health, the stage, table rows |
 //! | [`config`] | TOML → typed config, reload plans, boards |
 //! | [`tables`] | schemas, row buffers, the progress row |
 //! | [`util`], [`model`] | time and units, hashing, codec, RNG, backoff, clock; plain data |
