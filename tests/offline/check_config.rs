@@ -133,6 +133,16 @@ fn every_config_that_run_refuses_check_config_refuses_with_the_same_message() {
             "output.s3.access_key_id_file".into(),
         ),
         (
+            "roster with a bad line",
+            venue(d, "roster.toml", &store, &spool, "", &format!("{sim}[load]\nroster = \"{}\"\n", write(d, "roster.csv", "player_id,hr_max\n7,185\n8,fast\n").display())),
+            "roster.csv line 3: hr_max \"fast\" must be a number from 100 to 250".into(),
+        ),
+        (
+            "roster missing",
+            venue(d, "roster2.toml", &store, &spool, "", &format!("{sim}[load]\nroster = \"{m}/roster.csv\"\n")),
+            format!("load.roster: cannot read {m}/roster.csv"),
+        ),
+        (
             "S3 without credentials",
             venue(d, "7.toml", "s3://bucket/p", &spool, "", sim),
             "AWS_ACCESS_KEY_ID".into(),

@@ -13,5 +13,6 @@ mod devices;
 mod formats_props;
 mod golden;
 mod house;
+mod load;
 mod replay;
 mod row_groups;
