@@ -53,8 +53,13 @@ impl std::fmt::Display for ReplaySummary {
         )?;
         writeln!(
             f,
-            "{} alerts, {} fatigue alerts, {} windows; {} files written to {}",
-            c.alerts, c.fatigue_alerts, c.windows_emitted, self.files, self.store_url
+            "{} alerts, {} fatigue alerts, {} load alerts, {} windows; {} files written to {}",
+            c.alerts,
+            c.fatigue_alerts,
+            c.load_alerts,
+            c.windows_emitted,
+            self.files,
+            self.store_url
         )?;
         writeln!(
             f,

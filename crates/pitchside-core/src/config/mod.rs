@@ -46,7 +46,10 @@ pub use fatigue::{FatigueConfig, FatigueSection};
 pub use file::ConfigFile;
 pub use health::{HealthConfig, HealthSection};
 pub use limits::{ByteSize, LimitsConfig, LimitsSection, MetricRange, RangeEntry};
-pub use load::{LoadConfig, LoadSection, PositionSection, Profile, Roster, RosterEntry};
+pub use load::{
+    LoadConfig, LoadSection, PositionSection, Profile, Roster, RosterEntry, Rule, RuleSection,
+    Watch,
+};
 pub use log::{LogConfig, LogSection};
 pub use metrics::{MetricsConfig, MetricsSection};
 pub use output::cloud::{AzureSection, Credentials, GcsSection, S3Section};

@@ -55,6 +55,49 @@ pub fn write_fatigue_alert_id(
     let _ = write!(out, "{venue_id}/fatigue/{match_id}/{player_id}/{start}");
 }
 
+/// `{venue_id}/load/{rule}/{match_id}/{player_id}/{event_time µs}` (SPEC §11).
+pub fn write_load_alert_id(
+    out: &mut String,
+    venue_id: &str,
+    rule: &str,
+    match_id: i64,
+    player_id: i64,
+    t: Micros,
+) {
+    use std::fmt::Write as _;
+    out.clear();
+    let _ = write!(out, "{venue_id}/load/{rule}/{match_id}/{player_id}/{t}");
+}
+
+/// A `[[load.rules]]` alert, as one `load_alerts` row (SPEC §11).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadAlertRecord {
+    /// Deterministic id.
+    pub alert_id: String,
+    /// The rule's name.
+    pub rule: String,
+    /// What it watches: `hr_pct`, `sprints`, `load_pct`.
+    pub watch: String,
+    /// Match.
+    pub match_id: i64,
+    /// Player.
+    pub player_id: i64,
+    /// The roster's name, else the event's.
+    pub player_name: Option<String>,
+    /// The roster's position.
+    pub position: Option<String>,
+    /// The device of the event that fired it.
+    pub device_id: String,
+    /// The watched value (% of HRmax, sprints, % of the target).
+    pub value: f64,
+    /// The rule's threshold.
+    pub threshold: f64,
+    /// The event's time.
+    pub event_time: Micros,
+    /// Wall clock when raised.
+    pub detected_at: Micros,
+}
+
 /// A z-score alert, as one `alerts` row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlertRecord {
@@ -262,6 +305,26 @@ impl Stamp {
             .f64(f.finding.baseline_mean)
             .f64(f.finding.baseline_std)
             .i64(f.finding.baseline_windows as i64)
+            .finish();
+    }
+
+    /// Appends a `load_alerts` row.
+    pub fn load_alert(&self, buf: &mut TableBuffer, a: &LoadAlertRecord) {
+        buf.row(a.event_time)
+            .str(&a.alert_id)
+            .str(&self.venue_id)
+            .str(&self.gateway_id)
+            .str(&a.rule)
+            .str(&a.watch)
+            .i64(a.match_id)
+            .i64(a.player_id)
+            .opt_str(a.player_name.as_deref())
+            .opt_str(a.position.as_deref())
+            .str(&a.device_id)
+            .f64(a.value)
+            .f64(a.threshold)
+            .i64(a.event_time)
+            .i64(a.detected_at)
             .finish();
     }
 

@@ -27,7 +27,7 @@ use crate::pipeline::detect::Detector;
 use crate::pipeline::fatigue::FatigueTracker;
 use crate::pipeline::health::DeviceHealth;
 use crate::pipeline::load::{LoadCounters, LoadTracker};
-use crate::pipeline::rows::{AlertRecord, FatigueRecord};
+use crate::pipeline::rows::{AlertRecord, FatigueRecord, LoadAlertRecord};
 use crate::pipeline::time_guard::TimeGuard;
 use crate::pipeline::window::WindowAggregator;
 use crate::tables::{Stamp, TableBuffer, TableId};
@@ -56,6 +56,8 @@ pub struct PipelineCounters {
     pub alerts: u64,
     /// Fatigue alerts.
     pub fatigue_alerts: u64,
+    /// `[[load.rules]]` alerts.
+    pub load_alerts: u64,
     /// Key evictions in the detector.
     pub evictions: u64,
     /// Events not windowed because `windows.max_open_groups` was reached.
@@ -147,6 +149,8 @@ pub enum LiveAlert {
     ZScore(AlertRecord),
     /// A fatigue alert.
     Fatigue(FatigueRecord),
+    /// A `[[load.rules]]` alert (SPEC §11).
+    Load(LoadAlertRecord),
     /// A device went silent or came back (SPEC §10).
     Device(DeviceEventRecord),
 }

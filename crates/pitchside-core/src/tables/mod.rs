@@ -62,6 +62,8 @@ pub enum TableId {
     Alerts,
     /// Fatigue alerts.
     FatigueAlerts,
+    /// Player load rule alerts (SPEC §11).
+    LoadAlerts,
     /// Acknowledgements of alerts from the console (SPEC §10).
     AlertAcks,
     /// Devices that went silent and came back (SPEC §10).
@@ -88,9 +90,10 @@ pub enum TableId {
 
 impl TableId {
     /// Every table, in upload priority order (most important first).
-    pub const ALL: [TableId; 13] = [
+    pub const ALL: [TableId; 14] = [
         TableId::Alerts,
         TableId::FatigueAlerts,
+        TableId::LoadAlerts,
         TableId::AlertAcks,
         TableId::DeviceEvents,
         TableId::WindowsWearable,
@@ -109,6 +112,7 @@ impl TableId {
         match self {
             TableId::Alerts => "alerts",
             TableId::FatigueAlerts => "fatigue_alerts",
+            TableId::LoadAlerts => "load_alerts",
             TableId::AlertAcks => "alert_acks",
             TableId::DeviceEvents => "device_events",
             TableId::WindowsWearable => "windows_wearable",

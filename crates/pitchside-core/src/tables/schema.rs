@@ -12,6 +12,19 @@ pub(super) fn build(table: TableId) -> Vec<Column> {
     match table {
         TableId::Alerts => alerts(),
         TableId::FatigueAlerts => fatigue_alerts(),
+        TableId::LoadAlerts => alert([
+            c("rule", Utf8),
+            c("watch", Utf8),
+            c("match_id", I64),
+            c("player_id", I64),
+            n("player_name", Utf8),
+            n("position", Utf8),
+            c("device_id", Utf8),
+            c("value", F64),
+            c("threshold", F64),
+            c("event_time", Ts),
+            c("detected_at", Ts),
+        ]),
         TableId::AlertAcks => stamped([
             c("alert_id", Utf8),
             c("by", Utf8),

@@ -33,6 +33,17 @@ pub fn log_alerts(alerts: &[LiveAlert]) {
                 window = %format_rfc3339(f.window_start),
                 "ALERT fatigue"
             ),
+            LiveAlert::Load(l) => info!(
+                rule = %l.rule,
+                watch = %l.watch,
+                match_id = l.match_id,
+                player = l.player_id,
+                name = l.player_name.as_deref().unwrap_or(""),
+                value = format!("{:.1}", l.value),
+                threshold = l.threshold,
+                at = %format_rfc3339(l.event_time),
+                "ALERT load"
+            ),
             LiveAlert::Device(d) => info!(
                 sensor = %d.sensor,
                 device = %d.device_id,

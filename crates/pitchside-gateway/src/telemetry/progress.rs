@@ -65,7 +65,8 @@ impl ProgressTracker {
             late_rows: c.late_rows - self.last.late_rows,
             rejected_rows: c.rejected_total() - self.last.rejected_total(),
             duplicate_rows: c.duplicate_rows - self.last.duplicate_rows,
-            alerts: (c.alerts + c.fatigue_alerts) - (self.last.alerts + self.last.fatigue_alerts),
+            alerts: (c.alerts + c.fatigue_alerts + c.load_alerts)
+                - (self.last.alerts + self.last.fatigue_alerts + self.last.load_alerts),
             evictions: c.evictions - self.last.evictions,
             spool_files: up.spool_files.load(Ordering::Relaxed),
             spool_bytes: up.spool_bytes.load(Ordering::Relaxed),

@@ -4,13 +4,16 @@
 //!
 //! Here: the section, its `[[load.positions]]` entries and what they
 //! validate into. `roster`: the roster file (CSV), read and checked with
-//! the config and again on every SIGHUP.
+//! the config and again on every SIGHUP. `rules`: `[[load.rules]]`, alerts
+//! on a player's load.
 
 mod roster;
+mod rules;
 #[cfg(test)]
 mod tests;
 
 pub use roster::{Roster, RosterEntry, MAX_ROSTER_BYTES};
+pub use rules::{Rule, RuleSection, Watch, MAX_RULE_SPRINTS};
 
 use super::error::Problems;
 use crate::model::Micros;
@@ -48,6 +51,8 @@ crate::config::section! {
         max_players: u32 = 1000,
         /// Speed bands by position, for roster players whose cells are empty.
         positions: Vec<PositionSection> = Vec::new(),
+        /// Alert rules on players' load (docs/src/player-load.md#alert-rules).
+        rules: Vec<RuleSection> = Vec::new(),
     }
 }
 
@@ -68,6 +73,8 @@ crate::config::section! {
 /// the `[load]` default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
+    /// The player (0 in the defaults).
+    pub player_id: i64,
     /// On the roster.
     pub on_roster: bool,
     /// The roster's name.
@@ -105,6 +112,8 @@ pub struct LoadConfig {
     pub max_gap: Micros,
     /// State cap.
     pub max_players: usize,
+    /// Alert rules, in the order written.
+    pub rules: Vec<Rule>,
 }
 
 impl LoadConfig {
@@ -112,13 +121,17 @@ impl LoadConfig {
     pub fn profile(&self, player_id: i64) -> Profile {
         let d = &self.defaults;
         let Some(r) = self.roster.get(player_id) else {
-            return d.clone();
+            return Profile {
+                player_id,
+                ..d.clone()
+            };
         };
         let pos = r
             .position
             .as_deref()
             .and_then(|p| self.positions.iter().find(|(n, ..)| n == p));
         Profile {
+            player_id,
             on_roster: true,
             name: r.name.clone(),
             position: r.position.clone(),
@@ -196,6 +209,7 @@ impl LoadSection {
             "load.max_players: must be at least 1".to_string()
         });
         let positions = self.positions(&mut p);
+        let rules = self.rules(&mut p);
         let roster = match &self.roster {
             None => Roster::default(),
             Some(path) => Roster::read(path).unwrap_or_else(|problems| {
@@ -206,6 +220,7 @@ impl LoadSection {
         let config = LoadConfig {
             roster: Arc::new(roster),
             defaults: Profile {
+                player_id: 0,
                 on_roster: false,
                 name: None,
                 position: None,
@@ -221,9 +236,23 @@ impl LoadSection {
             max_speed: self.max_speed,
             max_gap,
             max_players: self.max_players as usize,
+            rules,
         };
         config.check_players(&mut p);
         p.finish(config)
+    }
+
+    fn rules(&self, p: &mut Problems) -> Vec<Rule> {
+        let mut out: Vec<Rule> = Vec::new();
+        for (i, r) in self.rules.iter().enumerate() {
+            let key = format!("load.rules[{i}]");
+            let rule = r.validate(&key, p);
+            p.check(out.iter().all(|o| o.name != rule.name), || {
+                format!("{key}.name: {:?} is named twice", rule.name)
+            });
+            out.push(rule);
+        }
+        out
     }
 
     fn positions(&self, p: &mut Problems) -> Vec<(String, Option<f64>, Option<f64>)> {

@@ -6,9 +6,11 @@
 //! window and asks for the player's row when that window is emitted, so a
 //! `load_player_1m` row goes with each `windows_wearable` row. Here: the
 //! tracker, bounded by `load.max_players`. `player`: one player's state
-//! and the formulas. `snapshot`: the checkpoint.
+//! and the formulas. `rules`: `[[load.rules]]` on a player, after each
+//! event. `snapshot`: the checkpoint.
 
 mod player;
+mod rules;
 mod snapshot;
 #[cfg(test)]
 mod tests;
@@ -19,6 +21,7 @@ use crate::config::{LoadConfig, Profile};
 use crate::model::{Event, Identity, Micros};
 use crate::util::hash::FxHashMap;
 use player::Player;
+use rules::Firing;
 use tracing::{info, warn};
 
 /// What the tracker counts.
@@ -44,6 +47,21 @@ pub struct LoadRow<'a> {
     pub session: Session,
 }
 
+/// A `[[load.rules]]` rule that fired for a player (a `load_alerts` row).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadFinding {
+    /// The rule's name.
+    pub rule: String,
+    /// What it watches (`hr_pct`, `sprints`, `load_pct`).
+    pub watch: &'static str,
+    /// The rule's threshold.
+    pub threshold: f64,
+    /// The watched value that reached it.
+    pub value: f64,
+    /// The player's figures (name and position from the roster).
+    pub profile: Profile,
+}
+
 /// Load state of every player, bounded by `load.max_players`.
 #[derive(Debug)]
 pub struct LoadTracker {
@@ -53,6 +71,8 @@ pub struct LoadTracker {
     /// Updates so far: the order in which players were last updated.
     arrivals: u64,
     counters: LoadCounters,
+    /// Rules fired by the last event.
+    firings: Vec<Firing>,
 }
 
 impl LoadTracker {
@@ -63,15 +83,21 @@ impl LoadTracker {
             players: FxHashMap::default(),
             arrivals: 0,
             counters: LoadCounters::default(),
+            firings: Vec::new(),
         }
     }
 
     /// Takes a reloaded `[load]` (and roster): each player's figures are
     /// resolved again; state is kept, down to a lowered `max_players`.
     pub fn reload(&mut self, p: LoadConfig) {
+        let rules_changed = self.p.rules != p.rules;
         self.p = p;
         for (&(_, player_id), pl) in self.players.iter_mut() {
             pl.profile = self.p.profile(player_id);
+            if rules_changed {
+                // Changed rules start from nothing (no hold under way, none fired).
+                pl.rules.clear();
+            }
         }
         while self.players.len() > self.p.max_players {
             self.evict_stalest();
@@ -104,7 +130,39 @@ impl LoadTracker {
             return;
         };
         pl.touched = self.arrivals;
-        self.counters.speed_glitches += pl.add(&self.p, &e.device_id, e.event_time, start, values);
+        let added = pl.add(&self.p, &e.device_id, e.event_time, start, values);
+        self.counters.speed_glitches += added.glitches;
+        if !self.p.rules.is_empty() {
+            rules::evaluate(&self.p, pl, e.event_time, &added, &mut self.firings);
+        }
+    }
+
+    /// Whether the last [`LoadTracker::add`] fired a rule.
+    pub fn fired(&self) -> bool {
+        !self.firings.is_empty()
+    }
+
+    /// The rules the last [`LoadTracker::add`] fired for the player
+    /// `(match_id, player_id)`, its event's.
+    pub fn take_findings(&mut self, match_id: i64, player_id: i64) -> Vec<LoadFinding> {
+        let Some(pl) = self.players.get(&(match_id, player_id)) else {
+            self.firings.clear();
+            return Vec::new();
+        };
+        let p = &self.p;
+        self.firings
+            .drain(..)
+            .map(|f| {
+                let rule = &p.rules[f.rule];
+                LoadFinding {
+                    rule: rule.name.clone(),
+                    watch: rule.watch.name(),
+                    threshold: rule.watch.threshold(),
+                    value: f.value,
+                    profile: pl.profile.clone(),
+                }
+            })
+            .collect()
     }
 
     /// A new player: room made at the cap, its figures resolved.

@@ -117,6 +117,20 @@ pub(super) struct Player {
     /// past the watermark).
     pub open: Vec<(Micros, Sums)>,
     pub session: Session,
+    /// One state per `load.rules` entry.
+    pub rules: Vec<super::rules::RuleState>,
+}
+
+/// What one event did that rules watch.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Added {
+    /// Distance intervals faster than `max_speed`.
+    pub glitches: u64,
+    /// The heart rate, when the event had one that was not out of order,
+    /// and the time of the previous heart rate then.
+    pub heart_rate: Option<(f64, Option<Micros>)>,
+    /// A sprint was counted.
+    pub sprint: bool,
 }
 
 impl Player {
@@ -130,6 +144,7 @@ impl Player {
             run: None,
             open: Vec::new(),
             session: Session::default(),
+            rules: Vec::new(),
         }
     }
 
@@ -146,7 +161,7 @@ impl Player {
     }
 
     /// Credits an event's readings (`(metric index, value)`) from `device` at
-    /// `t` to the window at `start`; returns the speed glitches found.
+    /// `t` to the window at `start`; says what the rules watch.
     pub fn add(
         &mut self,
         p: &LoadConfig,
@@ -154,19 +169,37 @@ impl Player {
         t: Micros,
         start: Micros,
         values: &[(u8, f64)],
-    ) -> u64 {
-        let mut glitches = 0;
+    ) -> Added {
+        let mut added = Added::default();
         let mut sums = *self.window(start);
+        let sprints = sums.sprints;
         for &(i, x) in values {
             match i {
-                HEART_RATE => self.heart_rate(p, t, x, &mut sums),
+                HEART_RATE => {
+                    let prev = self.hr;
+                    if prev.is_none_or(|p| t > p) {
+                        added.heart_rate = Some((x, prev));
+                    }
+                    self.heart_rate(p, t, x, &mut sums);
+                }
                 ACCELERATION => self.acceleration(p, device, t, x, &mut sums),
-                RUNNING_DIST => glitches += self.distance(p, device, t, x, &mut sums) as u64,
+                RUNNING_DIST => added.glitches += self.distance(p, device, t, x, &mut sums) as u64,
                 _ => {}
             }
         }
+        added.sprint = sums.sprints > sprints;
         *self.window(start) = sums;
-        glitches
+        added
+    }
+
+    /// The match's Edwards TRIMP so far: emitted windows and open ones.
+    pub fn match_trimp(&self) -> f64 {
+        self.session.trimp_edwards
+            + self
+                .open
+                .iter()
+                .map(|(_, s)| s.trimp_edwards())
+                .sum::<f64>()
     }
 
     fn heart_rate(&mut self, p: &LoadConfig, t: Micros, h: f64, s: &mut Sums) {

@@ -1,8 +1,11 @@
 //! The load tracker's checkpoint: every player's previous readings, open
-//! run, open windows' sums and match totals. The players' figures are not
-//! saved: they are resolved from the roster the gateway starts with.
+//! run, open windows' sums, match totals and rule states (by rule name, so
+//! that a rule renamed or removed across a restart starts afresh). The
+//! players' figures are not saved: they are resolved from the roster the
+//! gateway starts with.
 
 use super::player::{Player, Prev, Run, Session, Sums};
+use super::rules::RuleState;
 use super::LoadTracker;
 use crate::util::codec::{Dec, DecodeError, Enc};
 
@@ -36,6 +39,17 @@ impl LoadTracker {
                 e.f64(v);
             }
             e.i64(s.sprints);
+            let states: Vec<_> = pl.rules.iter().zip(&self.p.rules).collect();
+            e.u64(states.len() as u64);
+            for (st, rule) in states {
+                e.str(&rule.name);
+                e.opt_i64(st.since);
+                e.u8(st.fired as u8);
+                e.u64(st.sprints.len() as u64);
+                for t in &st.sprints {
+                    e.i64(*t);
+                }
+            }
         }
     }
 
@@ -69,8 +83,32 @@ impl LoadTracker {
                 accel_load: d.f64()?,
                 sprints: d.i64()?,
             };
+            self.load_rules(d, &mut pl)?;
             if self.players.len() < self.p.max_players {
                 self.players.insert(key, pl);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl LoadTracker {
+    /// A player's rule states, placed by rule name.
+    fn load_rules(&self, d: &mut Dec<'_>, pl: &mut Player) -> Result<(), DecodeError> {
+        let n = d.count(13)?;
+        for _ in 0..n {
+            let name = d.string()?;
+            let mut st = RuleState {
+                since: d.opt_i64()?,
+                fired: d.u8()? != 0,
+                ..RuleState::default()
+            };
+            for _ in 0..d.count(8)? {
+                st.sprints.push_back(d.i64()?);
+            }
+            if let Some(i) = self.p.rules.iter().position(|r| r.name == name) {
+                pl.rules.resize(self.p.rules.len(), RuleState::default());
+                pl.rules[i] = st;
             }
         }
         Ok(())

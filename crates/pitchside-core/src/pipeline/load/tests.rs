@@ -244,3 +244,130 @@ fn a_reload_resolves_the_figures_again_and_keeps_the_state() {
     assert_eq!(row.window.zone_us, [0, 0, 0, 0, S]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Feeds one reading set at `secs` into window 0; the names of the rules fired.
+fn fire(t: &mut LoadTracker, device: &str, secs: f64, v: &[(u8, f64)]) -> Vec<String> {
+    t.add(&event(device, secs, v), 0, v);
+    t.take_findings(1, 7).into_iter().map(|f| f.rule).collect()
+}
+
+const RED_ZONE: &str =
+    "[[rules]]\nname = \"red\"\nwatch = \"hr_pct\"\nat_least = 92\nhold = \"60s\"\n";
+
+#[test]
+fn an_hr_rule_fires_once_the_rate_has_held_and_again_only_after_it_dropped() {
+    // 180 bpm is 94.7 % of 190; 170 is 89.5 %.
+    let mut t = LoadTracker::new(config(RED_ZONE));
+    let mut fired = Vec::new();
+    for (secs, hr) in [
+        (0, 180),
+        (5, 180),
+        (55, 180),
+        (60, 180),
+        (65, 180),
+        (70, 170),
+        (75, 180),
+        (130, 180),
+        (135, 180),
+    ] {
+        // Readings 50 s apart are a gap (max_gap 5 s): the hold starts again.
+        for f in fire(&mut t, "w", secs as f64, &[(HR, hr as f64)]) {
+            fired.push((secs, f));
+        }
+    }
+    // 0..5 held, 55 restarts (a 50 s gap), 115 would be its 60 s: it drops at 70,
+    // starts at 75, a gap at 130 restarts: nothing fires.
+    assert!(fired.is_empty(), "{fired:?}");
+    let mut t = LoadTracker::new(config(RED_ZONE));
+    let mut fired = Vec::new();
+    for s in (0..=130).step_by(5) {
+        let hr = if (70..75).contains(&s) { 170.0 } else { 180.0 };
+        for f in fire(&mut t, "w", s as f64, &[(HR, hr)]) {
+            fired.push((s, f));
+        }
+    }
+    assert_eq!(
+        fired,
+        [(60, "red".to_string())],
+        "held from 0 to 60; the drop at 70 re-arms, 75 + 60 > 130"
+    );
+}
+
+#[test]
+fn a_sprint_rule_fires_at_its_count_within_its_time_then_counts_afresh() {
+    let rule = "sprint_dwell = \"0s\"\n[[rules]]\nname = \"rsa\"\nwatch = \"sprints\"\nat_least = 2\nwithin = \"10m\"\n";
+    let mut t = LoadTracker::new(config(rule));
+    let mut fired = Vec::new();
+    let mut dist = 0.0;
+    // One-second sprints (8 m/s) at 0, 700, 720, 730 and 740 s, walking between.
+    let sprint_at = [0, 700, 720, 730, 740];
+    for s in 0..=745 {
+        let fast = sprint_at.iter().any(|&a| s == a + 1);
+        dist += if fast { 8.0 } else { 1.0 };
+        for f in fire(&mut t, "w", s as f64, &[(DIST, dist)]) {
+            fired.push((s, f));
+        }
+    }
+    // 0 and 700 are 700 s apart: more than 10 m. 700 and 720 fire; 730 starts
+    // afresh and 740 fires.
+    let at: Vec<i32> = fired.iter().map(|f| f.0).collect();
+    assert_eq!(at, [721, 741]);
+}
+
+#[test]
+fn a_load_rule_fires_once_a_match_when_the_target_is_reached_for_roster_players_it_names() {
+    let dir = std::env::temp_dir().join(format!("pitchside-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let roster = dir.join("roster.csv");
+    std::fs::write(
+        &roster,
+        "player_id,position,target_trimp\n7,mid,1\n8,keeper,1\n",
+    )
+    .unwrap();
+    let text = format!(
+        "roster = {:?}\n[[rules]]\nname = \"half-load\"\nwatch = \"load_pct\"\nat_least = 50\npositions = [\"mid\"]\n",
+        roster.display().to_string()
+    );
+    let mut t = LoadTracker::new(config(&text));
+    // 171 bpm is zone 5 (90 % of 190): 6 s of it is 0.5 Edwards TRIMP, 50 % of 1.
+    let mut fired = Vec::new();
+    for s in 0..=10 {
+        for f in fire(&mut t, "w", s as f64, &[(HR, 171.0)]) {
+            fired.push(s);
+            assert_eq!(f, "half-load");
+        }
+    }
+    assert_eq!(fired, [6]);
+    // Player 8 (a keeper) is not named by the rule.
+    let mut e = event("k", 0.0, &[(HR, 171.0)]);
+    e.identity = Identity::Wearable {
+        player_id: 8,
+        player_name: None,
+    };
+    for s in 0..=10 {
+        e.event_time = s * S;
+        t.add(&e, 0, &[(HR, 171.0)]);
+        assert!(!t.fired());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_hold_under_way_survives_the_checkpoint() {
+    let mut a = LoadTracker::new(config(RED_ZONE));
+    for s in (0..=30).step_by(5) {
+        fire(&mut a, "w", s as f64, &[(HR, 180.0)]);
+    }
+    let mut e = crate::util::codec::Enc::default();
+    a.save(&mut e);
+    let mut b = LoadTracker::new(config(RED_ZONE));
+    b.load(&mut crate::util::codec::Dec::new(&e.0)).unwrap();
+    for s in (35..=60).step_by(5) {
+        let (fa, fb) = (
+            fire(&mut a, "w", s as f64, &[(HR, 180.0)]),
+            fire(&mut b, "w", s as f64, &[(HR, 180.0)]),
+        );
+        assert_eq!(fa, fb);
+        assert_eq!(fb.len(), (s == 60) as usize);
+    }
+}

@@ -6,7 +6,10 @@ use super::{LiveAlert, Outputs, Pipeline};
 use crate::model::{Event, Micros, RejectReason, SensorKind};
 use crate::pipeline::console_rows::{AckRecord, DeviceEventRecord};
 use crate::pipeline::detect::stats::Baseline;
-use crate::pipeline::rows::{write_alert_id, write_fatigue_alert_id, AlertRow, FatigueRow};
+use crate::pipeline::rows::{
+    write_alert_id, write_fatigue_alert_id, write_load_alert_id, AlertRow, FatigueRow,
+    LoadAlertRecord,
+};
 use crate::pipeline::window::{GroupKey, WindowRow};
 use crate::tables::{RowGroupLimit, TableBuffer, TableId};
 
@@ -163,6 +166,44 @@ impl Outputs {
             self.push_live(LiveAlert::Fatigue(row.to_record()));
         }
         self.alert_id = id;
+    }
+
+    /// Writes the `load_alerts` rows of the rules wearable event `e` fired,
+    /// and passes them on live.
+    pub(super) fn load_alerts(&mut self, e: &Event<'_>, clock: Micros) {
+        let crate::model::Identity::Wearable { player_id, .. } = e.identity else {
+            return;
+        };
+        for f in self.load.take_findings(e.match_id, player_id) {
+            let mut id = String::new();
+            write_load_alert_id(
+                &mut id,
+                &self.stamp.venue_id,
+                &f.rule,
+                e.match_id,
+                player_id,
+                e.event_time,
+            );
+            let p = &f.profile;
+            let record = LoadAlertRecord {
+                alert_id: id,
+                rule: f.rule,
+                watch: f.watch.to_string(),
+                match_id: e.match_id,
+                player_id,
+                player_name: p.name.as_deref().or(e.player_name()).map(str::to_string),
+                position: p.position.as_deref().map(str::to_string),
+                device_id: e.device_id.to_string(),
+                value: f.value,
+                threshold: f.threshold,
+                event_time: e.event_time,
+                detected_at: clock,
+            };
+            self.stamp
+                .load_alert(&mut self.tables[TableId::LoadAlerts.index()], &record);
+            self.counters.load_alerts += 1;
+            self.push_live(LiveAlert::Load(record));
+        }
     }
 
     /// Writes a `device_events` row and passes the event on live.

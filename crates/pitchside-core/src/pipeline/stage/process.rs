@@ -219,7 +219,7 @@ impl Pipeline {
         if late.is_none() && !nondup.is_empty() {
             match self.windows.add_to(e, start, &nondup) {
                 Placement::Dropped => self.out.counters.window_drops += 1,
-                _ if e.sensor == SensorKind::Wearable => self.credit_load(e, start, &nondup),
+                _ if e.sensor == SensorKind::Wearable => self.credit_load(e, start, &nondup, clock),
                 _ => {}
             }
         }
@@ -231,11 +231,14 @@ impl Pipeline {
     }
 
     /// The windowed readings of wearable event `e` to the load tracker.
-    fn credit_load(&mut self, e: &Event, start: Micros, values: &[(u8, f64)]) {
+    fn credit_load(&mut self, e: &Event, start: Micros, values: &[(u8, f64)], clock: Micros) {
         let out = &mut self.out;
         out.load.add(e, start, values);
         out.counters.load = out.load.counters();
         out.counters.load_players = out.load.players() as u64;
+        if out.load.fired() {
+            out.load_alerts(e, clock);
+        }
     }
 
     /// Reading `i` (value `x`) of `e` through the detector, writing an alert

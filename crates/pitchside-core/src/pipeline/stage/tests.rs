@@ -207,7 +207,7 @@ fn spike(head: &str, metric: &str) -> (Pipeline, Vec<AlertRecord>) {
         .into_iter()
         .filter_map(|a| match a {
             LiveAlert::ZScore(a) => Some(a),
-            LiveAlert::Fatigue(_) | LiveAlert::Device(_) => None,
+            LiveAlert::Fatigue(_) | LiveAlert::Load(_) | LiveAlert::Device(_) => None,
         })
         .collect();
     (p, alerts)

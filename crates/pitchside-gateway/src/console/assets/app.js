@@ -133,7 +133,7 @@
   }
 
   function kindOf(a) {
-    return a.kind || (a.event ? 'device' : a.window_end ? 'fatigue' : 'anomaly');
+    return a.kind || (a.event ? 'device' : a.window_end ? 'fatigue' : a.rule ? 'load' : 'anomaly');
   }
 
   function describe(a) {
@@ -141,6 +141,14 @@
     if (kind === 'fatigue') {
       return ['FATIGUE', 'Heart rate ' + num(a.heart_rate_mean, 0) + ' bpm on average in the minute to ' +
         clock(a.window_end) + ' (usual ' + num(a.baseline_mean, 0) + ' ± ' + num(a.baseline_std, 1) + ')', a.window_end];
+    }
+    if (kind === 'load') {
+      var what = a.watch === 'hr_pct'
+        ? 'Heart rate at ' + num(a.value, 0) + '\u00a0% of HRmax, held at or above ' + num(a.threshold, 0) + '\u00a0%'
+        : a.watch === 'sprints'
+          ? num(a.value, 0) + ' sprints within the rule\u2019s time'
+          : 'Match load at ' + num(a.value, 0) + '\u00a0% of the target (rule: ' + num(a.threshold, 0) + '\u00a0%)';
+      return ['LOAD', what + ' · rule ' + a.rule, a.event_time];
     }
     if (kind === 'device') {
       var silent = a.event === 'silent';
@@ -480,6 +488,7 @@
     es.addEventListener('state', heard(function (e) { applyState(JSON.parse(e.data)); }));
     es.addEventListener('alert', heard(onAlert('anomaly')));
     es.addEventListener('fatigue', heard(onAlert('fatigue')));
+    es.addEventListener('load', heard(onAlert('load')));
     es.addEventListener('device', heard(onAlert('device')));
     es.addEventListener('ack', heard(function (e) { addAck(JSON.parse(e.data)); }));
     es.addEventListener('health', heard(function (e) { setPaused(!!JSON.parse(e.data).paused); }));

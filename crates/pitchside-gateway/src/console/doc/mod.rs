@@ -43,12 +43,14 @@ pub struct Doc {
 }
 
 /// The SSE event type and data of a live alert: `alert` (z-score, with
-/// `"kind":"anomaly"`), `fatigue` (with `"kind":"fatigue"`) or `device`.
+/// `"kind":"anomaly"`), `fatigue` (with `"kind":"fatigue"`), `load` (a
+/// `[[load.rules]]` alert, with `"kind":"load"`) or `device`.
 pub fn alert_event(origin: &Origin, a: &LiveAlert) -> (&'static str, Value) {
     let mut v = to_json(origin, a);
     let (event, kind) = match a {
         LiveAlert::ZScore(_) => ("alert", Some("anomaly")),
         LiveAlert::Fatigue(_) => ("fatigue", Some("fatigue")),
+        LiveAlert::Load(_) => ("load", Some("load")),
         LiveAlert::Device(_) => ("device", None),
     };
     if let (Some(kind), Some(o)) = (kind, v.as_object_mut()) {
@@ -91,6 +93,7 @@ impl Doc {
         let (alert_id, player_id, fatigue) = match a {
             LiveAlert::ZScore(z) => (&z.alert_id, z.identity.player_id, false),
             LiveAlert::Fatigue(f) => (&f.alert_id, Some(f.player_id), true),
+            LiveAlert::Load(l) => (&l.alert_id, Some(l.player_id), false),
             LiveAlert::Device(_) => return,
         };
         if self.alerts.len() == ALERTS_KEPT {

@@ -33,12 +33,13 @@ impl Message {
     }
 }
 
-/// `{prefix}/{sensor}/{device_id}`, `{prefix}/fatigue/{player_id}` or
-/// `{prefix}/device/{device_id}`.
+/// `{prefix}/{sensor}/{device_id}`, `{prefix}/fatigue/{player_id}`,
+/// `{prefix}/load/{player_id}` or `{prefix}/device/{device_id}`.
 pub fn topic(prefix: &str, a: &LiveAlert) -> String {
     match a {
         LiveAlert::ZScore(a) => format!("{prefix}/{}/{}", a.sensor, a.device_id),
         LiveAlert::Fatigue(f) => format!("{prefix}/fatigue/{}", f.player_id),
+        LiveAlert::Load(l) => format!("{prefix}/load/{}", l.player_id),
         LiveAlert::Device(d) => format!("{prefix}/device/{}", d.device_id),
     }
 }
@@ -83,6 +84,22 @@ pub fn to_json(origin: &Origin, a: &LiveAlert) -> serde_json::Value {
             "baseline_mean": f.finding.baseline_mean,
             "baseline_std": f.finding.baseline_std,
             "baseline_windows": f.finding.baseline_windows,
+        }),
+        LiveAlert::Load(l) => serde_json::json!({
+            "alert_id": l.alert_id,
+            "venue_id": venue,
+            "gateway_id": gateway,
+            "rule": l.rule,
+            "watch": l.watch,
+            "match_id": l.match_id,
+            "player_id": l.player_id,
+            "player_name": l.player_name,
+            "position": l.position,
+            "device_id": l.device_id,
+            "value": l.value,
+            "threshold": l.threshold,
+            "event_time": format_rfc3339(l.event_time),
+            "detected_at": format_rfc3339(l.detected_at),
         }),
         LiveAlert::Device(d) => serde_json::json!({
             "venue_id": venue,
@@ -257,6 +274,31 @@ pub(super) mod tests {
         };
         let (_, v) = rendered(zscore_of(SensorKind::Wearable, "b", who), TableId::Alerts);
         assert_eq!(v["player_name"], name);
+    }
+
+    #[test]
+    fn load_alert_json_has_the_load_alerts_table_columns_and_its_topic() {
+        let a = LiveAlert::Load(crate::pipeline::rows::LoadAlertRecord {
+            alert_id: "v/load/red-zone/3/7/1".into(),
+            rule: "red-zone".into(),
+            watch: "hr_pct".into(),
+            match_id: 3,
+            player_id: 7,
+            player_name: Some("Ada".into()),
+            position: None,
+            device_id: "vest-7".into(),
+            value: 93.5,
+            threshold: 92.0,
+            event_time: 1_764_444_600_000_000,
+            detected_at: 1_764_444_600_500_000,
+        });
+        let (topic, v) = rendered(a, TableId::LoadAlerts);
+        assert_eq!(topic, "site/alerts/load/7");
+        assert_eq!(
+            (v["rule"].as_str(), v["value"].as_f64()),
+            (Some("red-zone"), Some(93.5))
+        );
+        assert!(v["position"].is_null());
     }
 
     #[test]

@@ -100,6 +100,11 @@ fn load(o: &mut Exposition, c: &PipelineCounters) {
         c.load_players as f64,
     );
     o.counter(
+        "pitchside_load_alerts_total",
+        "Alerts of [[load.rules]].",
+        c.load_alerts,
+    );
+    o.counter(
         "pitchside_load_evictions_total",
         "Players whose load state was forgotten at load.max_players.",
         c.load.evictions,

@@ -63,6 +63,11 @@ device_evictions_total counter
 devices gauge
 devices_silent gauge
 health_paused gauge
+load_players gauge
+load_alerts_total counter
+load_evictions_total counter
+load_unrostered_players_total counter
+load_speed_glitches_total counter
 files_written_total counter
 spool_evictions_total counter
 lost_rows_total counter

@@ -138,6 +138,11 @@ fn key_bytes(a: &LiveAlert, out: &mut Vec<u8>) {
             out.push(1);
             out.extend_from_slice(&f.player_id.to_le_bytes());
         }
+        LiveAlert::Load(l) => {
+            out.push(3);
+            out.extend_from_slice(&l.player_id.to_le_bytes());
+            text(out, &l.rule);
+        }
         LiveAlert::Device(d) => {
             out.extend_from_slice(&[2, d.sensor as u8]);
             text(out, d.event.as_str());
