@@ -167,7 +167,7 @@ fn a_changed_roster_file_is_applied_on_sighup_although_no_key_changed() {
         "roster",
         roster.display(),
     );
-    let mut gw = Gateway::start(&config.write(), port, &[("PITCHSIDE_LOG", "")]);
+    let gw = Gateway::start(&config.write(), port, &[("PITCHSIDE_LOG", "")]);
     gw.wait_metric("pitchside_load_unrostered_players_total", 11.0, T);
     gw.wait_metric("pitchside_input_rows_total", 1000.0, T);
     write_roster(22);

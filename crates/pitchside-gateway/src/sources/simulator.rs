@@ -61,14 +61,37 @@ pub struct Simulator {
 /// Length of a fatigue episode: the heart rate climbs for 4 minutes, holds 2.
 const EPISODE_US: Micros = 6 * 60_000_000;
 
-/// What a player does next: chance, speed range (m/s), duration range (s).
+/// What a player does next: its chance, speed range (m/s) and duration
+/// range (s).
+struct Activity {
+    chance: f64,
+    speed: (f64, f64),
+    secs: (f64, f64),
+}
+
 /// Walking, jogging, high-speed running, sprinting: about 160 m a minute
 /// (a tenth of it at high speed) and a sprint every two or three minutes.
-const ACTIVITIES: [(f64, (f64, f64), (f64, f64)); 4] = [
-    (0.48, (0.8, 2.0), (5.0, 20.0)),
-    (0.37, (2.5, 4.0), (5.0, 15.0)),
-    (0.10, (5.6, 6.8), (3.0, 8.0)),
-    (0.05, (7.3, 9.0), (2.0, 5.0)),
+const ACTIVITIES: [Activity; 4] = [
+    Activity {
+        chance: 0.48,
+        speed: (0.8, 2.0),
+        secs: (5.0, 20.0),
+    },
+    Activity {
+        chance: 0.37,
+        speed: (2.5, 4.0),
+        secs: (5.0, 15.0),
+    },
+    Activity {
+        chance: 0.10,
+        speed: (5.6, 6.8),
+        secs: (3.0, 8.0),
+    },
+    Activity {
+        chance: 0.05,
+        speed: (7.3, 9.0),
+        secs: (2.0, 5.0),
+    },
 ];
 /// Heart rate a player's effort adds, bpm per m/s of speed.
 const HR_PER_SPEED: f64 = 6.0;
@@ -91,13 +114,14 @@ impl Motion {
     fn step(&mut self, rng: &mut Rng, base_hr: f64, t: Micros, dt_s: f64) {
         if t >= self.until {
             let mut pick = rng.uniform();
-            let &(_, (v0, v1), (d0, d1)) = ACTIVITIES
+            let a = ACTIVITIES
                 .iter()
-                .find(|(p, ..)| {
-                    pick -= p;
+                .find(|a| {
+                    pick -= a.chance;
                     pick < 0.0
                 })
                 .unwrap_or(&ACTIVITIES[0]);
+            let ((v0, v1), (d0, d1)) = (a.speed, a.secs);
             self.speed = v0 + (v1 - v0) * rng.uniform();
             self.until = t + ((d0 + (d1 - d0) * rng.uniform()) * 1e6) as Micros;
         }
