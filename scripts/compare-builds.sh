@@ -22,14 +22,18 @@ set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: scripts/compare-builds.sh BIN BIN..." >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 [ -w /proc/sys/vm/drop_caches ] || { echo "needs root: drops the page cache before each bench" >&2; exit 1; }
-for b; do [ -x "$b" ] || { echo "$b: not an executable" >&2; exit 1; }; done
+bins=()
+for b; do
+  [ -f "$b" ] && [ -x "$b" ] || { echo "$b: not an executable" >&2; exit 1; }
+  bins+=("$(realpath "$b")")   # a bare name would be looked up in PATH
+done
 
 say() { printf '== %s\n' "$*" >&2; }
 work=$(mktemp -d -p /dev/shm compare-builds.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-say "input: 100,000 venue lines ($1 bench --mix venue --events 100000)"
-"$1" bench --mix venue --events 100000 --dir "$work/in" > /dev/null
+say "input: 100,000 venue lines (${bins[0]} bench --mix venue --events 100000)"
+"${bins[0]}" bench --mix venue --events 100000 --dir "$work/in" > /dev/null
 for raw in false true; do
   # The config bench builds for itself (src/commands/bench/mod.rs), on tmpfs.
   printf '[venue]\nid = "bench"\ngateway_id = "gw-bench"\n[detector]\nmax_keys = 10000\n[output]\nstore = "file://%s/store"\nspool_dir = "%s/spool"\nraw = %s\n[metrics]\nlisten = ""\n' \
@@ -51,7 +55,6 @@ instructions() {
   sed -n 's/^==[0-9]*== Collected : //p' "$work/cg.log"
 }
 
-bins=("$@")
 declare -A ir rss
 for i in "${!bins[@]}"; do
   for raw in false true; do
