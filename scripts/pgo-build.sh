@@ -3,8 +3,9 @@
 # optimization (PGO), for the Debian package (packaging/build-deb.sh).
 #
 # The compiler lays out and inlines the code by what a gateway runs, counted in
-# link/<target>.profdata. On the venue mix that is 17 % fewer instructions an
-# event raw off and 11 % raw on (docs/src/performance.md). PGO moves code; it does
+# link/<target>.profdata. On the venue mix that is 19 % fewer instructions an
+# event raw off and 12 % raw on than `cargo build --release` (measured with
+# scripts/compare-builds.sh, docs/src/performance.md). PGO moves code; it does
 # not change what the code computes (no fast-math), and this script fails
 # unless a replay's tables are byte for byte those of the debug build (the one
 # the tests run; CI has it already, so CI builds no plain release binary).
