@@ -43,7 +43,8 @@ def test_job_reads_each_file_once_per_checkpoint(runs):
     read1, read2, read3 = runs["read"]
     assert read1 == {n: c for n, c in synthetic.EXPECTED_ROWS_PART1.items() if c}
     assert read2 == {"alerts": 2, "windows_wearable": 2, "windows_pitch": 0, "fatigue_alerts": 0,
-                     "raw": 2, "late": 0, "rejects": 2, "progress": 2, "alert_acks": 2, "device_events": 3}
+                     "raw": 2, "late": 0, "rejects": 2, "progress": 2, "alert_acks": 2, "device_events": 3,
+                     "load_player_1m": 2}
     assert sum(read3.values()) == sum(read1.values()) + sum(read2.values())
 
 
@@ -57,6 +58,9 @@ def test_job_tables_hold_each_row_once(runs):
 def test_newer_window_replaces_the_older_one(runs):
     minute3 = [r for r in runs["after"][1]["windows_wearable"] if r["window_start"] == normalize(synthetic.at(3))]
     assert [(r["events"], r["source_file"]) for r in minute3] == [(12, "gw-1-000000000002.parquet")]
+    load3 = [r for r in runs["after"][1]["load_player_1m"] if r["window_start"] == normalize(synthetic.at(3))]
+    assert [(r["distance_m"], r["sprints"], r["source_file"]) for r in load3] == [
+        (120.0, 1, "gw-1-000000000002.parquet")]
 
 
 def test_spark_and_delta_rs_build_the_same_tables(runs, tmp_path):
