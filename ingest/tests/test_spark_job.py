@@ -8,6 +8,8 @@ parsed by Spark (test_tables).
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import synthetic
@@ -98,6 +100,14 @@ def test_views_over_the_ingested_tables(spark, runs):
     outages = {(r.device_id, r.silent_at, r.back_at, r.outage_seconds)
                for r in spark.table("device_outages").collect()}
     assert outages == {tuple(normalize(v) for v in o) for o in synthetic.EXPECTED_OUTAGES}
+
+    # Player load: minutes 0-4, minute 3 from the newer file; no match_periods, so no periods.
+    [load] = spark.table("player_load_match").collect()
+    assert (load.player_id, load.player_name, load.minutes, load.distance_m, load.sprints) == (
+        7, "Ada Lovelace", 5, 100.0 + 101.0 + 102.0 + 120.0 + 90.0, 1)
+    assert spark.table("player_load_period").count() == 0
+    [day] = spark.table("player_load_acwr").collect()
+    assert math.isclose(day.daily_load, 5 * 55 / 60, rel_tol=1e-12) and math.isclose(day.acwr, 4.0, rel_tol=1e-12)
 
 
 def test_windows_files_without_gateway_downtime_ms_ingest_as_null(spark, tmp_path):
