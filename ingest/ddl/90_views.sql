@@ -287,3 +287,174 @@ SELECT
   date
 FROM ordered
 WHERE event = 'silent';
+
+CREATE OR REPLACE VIEW player_load_match AS
+-- Player load per match (SPEC §11): each player's totals over the match's
+-- load_player_1m minutes, all gateways of a venue together.
+--
+-- minutes: the windows the player has a row for (minutes in which their
+--   wearable sent something); first_window_start / last_window_end bound them.
+-- player_name: the name of the player's latest window that has one;
+--   position, on_roster, hr_max: those of the latest window (the roster may
+--   change during a match: it is reloaded on SIGHUP).
+-- zone{k}_s, trimp_edwards, trimp_banister, distance_m, hsr_distance_m, hsr_s,
+--   sprints, accel_load: sums over the windows (SPEC §11 gives each window its
+--   own share, so the sums are the match's).
+-- windows_with_downtime: windows with gateway_downtime_ms > 0, during which
+--   the gateway was not running for a while: > 0 means the totals may be
+--   short. (NULL downtime, files of gateways before the column, is not counted.)
+-- date: the UTC date of the player's first window.
+--
+-- A player's band reaches one gateway; if two gateways of a venue both heard
+-- it, each wrote its own rows and both are summed here.
+SELECT
+  venue_id,
+  match_id,
+  player_id,
+  MAX_BY(player_name, window_start) FILTER (WHERE player_name IS NOT NULL) AS player_name,
+  MAX_BY(position, window_start) AS position,
+  MAX_BY(on_roster, window_start) AS on_roster,
+  MAX_BY(hr_max, window_start) AS hr_max,
+  COUNT(*) AS minutes,
+  MIN(window_start) AS first_window_start,
+  MAX(window_end) AS last_window_end,
+  SUM(zone1_s) AS zone1_s,
+  SUM(zone2_s) AS zone2_s,
+  SUM(zone3_s) AS zone3_s,
+  SUM(zone4_s) AS zone4_s,
+  SUM(zone5_s) AS zone5_s,
+  SUM(trimp_edwards) AS trimp_edwards,
+  SUM(trimp_banister) AS trimp_banister,
+  SUM(distance_m) AS distance_m,
+  SUM(hsr_distance_m) AS hsr_distance_m,
+  SUM(hsr_s) AS hsr_s,
+  SUM(sprints) AS sprints,
+  SUM(accel_load) AS accel_load,
+  COUNT_IF(gateway_downtime_ms > 0) AS windows_with_downtime,
+  MIN(date) AS date
+FROM load_player_1m
+GROUP BY venue_id, match_id, player_id;
+
+CREATE OR REPLACE VIEW player_load_period AS
+-- Player load per period of a match (halves, extra time): load_player_1m
+-- joined with match_periods, the table the club fills from its fixtures
+-- (ddl/80_match_periods.sql; one row per venue, match and period).
+--
+-- A minute counts in the period that holds its middle (window_start + 30 s for
+-- 1-minute windows): each minute is in at most one period, and a period that
+-- starts or ends off the minute (kick-off at 19:45:20) takes the minutes mostly
+-- inside it. Minutes outside every period (warm-up, half-time) are in no row;
+-- player_load_match has them all.
+--
+-- Columns as in player_load_match, per period; date is the UTC date of the
+-- period's first minute. Matches without periods in match_periods have no rows here.
+SELECT /*+ BROADCAST(p) */
+  p.venue_id,
+  p.match_id,
+  p.period,
+  p.period_start,
+  p.period_end,
+  l.player_id,
+  MAX_BY(l.player_name, l.window_start) FILTER (WHERE l.player_name IS NOT NULL) AS player_name,
+  MAX_BY(l.position, l.window_start) AS position,
+  MAX_BY(l.on_roster, l.window_start) AS on_roster,
+  COUNT(*) AS minutes,
+  SUM(l.zone1_s) AS zone1_s,
+  SUM(l.zone2_s) AS zone2_s,
+  SUM(l.zone3_s) AS zone3_s,
+  SUM(l.zone4_s) AS zone4_s,
+  SUM(l.zone5_s) AS zone5_s,
+  SUM(l.trimp_edwards) AS trimp_edwards,
+  SUM(l.trimp_banister) AS trimp_banister,
+  SUM(l.distance_m) AS distance_m,
+  SUM(l.hsr_distance_m) AS hsr_distance_m,
+  SUM(l.hsr_s) AS hsr_s,
+  SUM(l.sprints) AS sprints,
+  SUM(l.accel_load) AS accel_load,
+  COUNT_IF(l.gateway_downtime_ms > 0) AS windows_with_downtime,
+  MIN(l.date) AS date
+FROM match_periods p
+JOIN load_player_1m l
+  ON l.venue_id = p.venue_id
+  AND l.match_id = p.match_id
+  -- The middle of the window, in µs and doubled to stay in integers:
+  -- period_start <= (window_start + window_end) / 2 < period_end.
+  AND unix_micros(l.window_start) + unix_micros(l.window_end) >= 2 * unix_micros(p.period_start)
+  AND unix_micros(l.window_start) + unix_micros(l.window_end) < 2 * unix_micros(p.period_end)
+GROUP BY p.venue_id, p.match_id, p.period, p.period_start, p.period_end, l.player_id;
+
+CREATE OR REPLACE VIEW player_load_acwr AS
+-- Acute:chronic workload ratio per player and UTC day, from the Edwards TRIMP
+-- of load_player_1m (SPEC §11).
+--
+-- daily_load: the sum of trimp_edwards over the player's windows whose
+--   window_start is on that UTC date (every match of the day, every gateway).
+-- acute_load: the mean daily load of the 7 days ending on `date`;
+--   chronic_load: the mean of the 28 days ending on `date`. Days without rows
+--   count as 0, days before the player's first row too.
+-- acwr: acute_load / chronic_load; NULL when chronic_load is 0.
+-- history_days: days from the player's first day with rows to `date`,
+--   inclusive. Below 28 the chronic load still counts days before the
+--   player's first data as rest days: read the ratio with care.
+--
+-- One row per player and day from the player's first day with rows to the
+-- venue's latest day with rows, so a player who stopped playing still has
+-- rows, with a falling acute load. A player is (venue_id, player_id): the ids
+-- the venue's gateways see; a club whose ids are the same at every venue can
+-- group on player_id alone in its own copy.
+WITH daily AS (
+  SELECT venue_id, player_id, date, SUM(trimp_edwards) AS daily_load
+  FROM load_player_1m
+  GROUP BY venue_id, player_id, date
+),
+venue_last AS (
+  SELECT venue_id, MAX(date) AS last_date
+  FROM daily
+  GROUP BY venue_id
+),
+first_days AS (
+  SELECT venue_id, player_id, MIN(date) AS first_date
+  FROM daily
+  GROUP BY venue_id, player_id
+),
+player_days AS (
+  SELECT f.venue_id, f.player_id, f.first_date,
+         explode(sequence(f.first_date, v.last_date, INTERVAL 1 DAY)) AS date
+  FROM first_days f
+  JOIN venue_last v ON v.venue_id = f.venue_id
+),
+filled AS (
+  SELECT
+    c.venue_id,
+    c.player_id,
+    c.date,
+    c.first_date,
+    COALESCE(d.daily_load, 0D) AS daily_load
+  FROM player_days c
+  LEFT JOIN daily d
+    ON d.venue_id = c.venue_id AND d.player_id = c.player_id AND d.date = c.date
+),
+rolling AS (
+  SELECT
+    venue_id,
+    player_id,
+    date,
+    first_date,
+    daily_load,
+    -- The calendar is dense (one row per day), so 6 and 27 rows back are 6 and 27 days back.
+    SUM(daily_load) OVER (PARTITION BY venue_id, player_id ORDER BY date
+                          ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) / 7 AS acute_load,
+    SUM(daily_load) OVER (PARTITION BY venue_id, player_id ORDER BY date
+                          ROWS BETWEEN 27 PRECEDING AND CURRENT ROW) / 28 AS chronic_load
+  FROM filled
+)
+SELECT
+  venue_id,
+  player_id,
+  date,
+  daily_load,
+  acute_load,
+  chronic_load,
+  acute_load / NULLIF(chronic_load, 0D) AS acwr,
+  datediff(date, first_date) + 1 AS history_days
+FROM rolling;

@@ -1,7 +1,8 @@
 """Delta Lake DDL for the tables, generated from `tables.py`.
 
 `python -m pitchside_ingest.ddl DIR [--schema NAME]` writes one file per table
-plus `00_schema.sql` and `90_views.sql` into DIR (the checked-in copy is
+(the gateway's, numbered from 01; those the club fills, from 80) plus
+`00_schema.sql` and `90_views.sql` into DIR (the checked-in copy is
 `ingest/ddl/`, schema `pitchside`; a test keeps it in sync). The Spark job runs
 the same statements with `--create-tables`.
 """
@@ -16,8 +17,10 @@ from .tables import (
     DATE_COLUMN,
     OCCURRENCE_COLUMN,
     PARTITION_COLUMNS,
+    REFERENCE_TABLES,
     SOURCE_FILE_COLUMN,
     TABLES,
+    ReferenceTable,
     TableSpec,
 )
 
@@ -56,6 +59,38 @@ _CONSOLE_COMMENTS = {
 }
 
 
+_LOAD_COMMENTS = {
+    "player_name": "the roster name, else the last name the events of the window gave",
+    "position": "the roster position (NULL: none, or not on the roster)",
+    "on_roster": "whether the player is on the load.roster of the gateway",
+    "hr_max": "the HRmax used for the zones, bpm (roster, else load.hr_max)",
+    "zone1_s": "seconds in zone 1 (>= 50 % of hr_max by default; load.zones)",
+    "zone2_s": "seconds in zone 2 (>= 60 % by default)",
+    "zone3_s": "seconds in zone 3 (>= 70 % by default)",
+    "zone4_s": "seconds in zone 4 (>= 80 % by default)",
+    "zone5_s": "seconds in zone 5 (>= 90 % by default)",
+    "trimp_edwards": "Edwards TRIMP: sum of k * zonek_s / 60",
+    "trimp_banister": "Banister TRIMP: sum of dt/60 * r * 0.64 * exp(1.92 r), r the heart rate reserve fraction",
+    "distance_m": "metres run (increments of the cumulative running_dist at <= load.max_speed)",
+    "hsr_distance_m": "metres at >= the hsr_speed of the player",
+    "hsr_s": "seconds at >= the hsr_speed of the player",
+    "sprints": "runs at >= the sprint_speed of the player that reached load.sprint_dwell in this window",
+    "accel_load": "sum of the changes of acceleration magnitude, g",
+    "session_distance_m": "distance_m of the match up to and including this window",
+    "session_hsr_distance_m": "hsr_distance_m of the match up to and including this window",
+    "session_sprints": "sprints of the match up to and including this window",
+    "session_trimp_edwards": "trimp_edwards of the match up to and including this window",
+    "session_accel_load": "accel_load of the match up to and including this window",
+}
+
+_REFERENCE_COMMENTS = {
+    ("match_periods", "match_id"): "the match_id that the events of its gateways carry",
+    ("match_periods", "period"): "the name of the period as the club calls it: 1H, 2H, ET1, ...",
+    ("match_periods", "period_start"): "when it started (UTC, inclusive)",
+    ("match_periods", "period_end"): "when it ended (UTC, exclusive)",
+}
+
+
 def _column_comment(spec: TableSpec, name: str) -> str:
     if name == DATE_COLUMN:
         return f"UTC date of {spec.time_column} (partition)"
@@ -69,6 +104,8 @@ def _column_comment(spec: TableSpec, name: str) -> str:
         return "ms of the window the gateway was not running (0: ran throughout; NULL: older gateway)"
     if (spec.name, name) in _CONSOLE_COMMENTS:
         return _CONSOLE_COMMENTS[(spec.name, name)]
+    if spec.name == "load_player_1m" and name in _LOAD_COMMENTS:
+        return _LOAD_COMMENTS[name]
     if spec.name == "alerts" and name in _ALERT_IDENTITY_COMMENTS:
         return f"{_ALERT_IDENTITY_COMMENTS[name]} (NULL for other kinds and older gateways)"
     return ""
@@ -105,6 +142,31 @@ def create_table_sql(spec: TableSpec, qualified_name: str) -> str:
     return "\n".join(parts)
 
 
+def create_reference_table_sql(ref: ReferenceTable, qualified_name: str) -> str:
+    """`CREATE TABLE IF NOT EXISTS` for a table the club fills (no trailing semicolon).
+
+    Not partitioned: a few rows per match.
+    """
+    width = max(len(c.name) for c in ref.columns)
+    cols = []
+    for c in ref.columns:
+        line = f"  {c.name.ljust(width)} {SQL_TYPES[c.type]}"
+        if not c.nullable:
+            line += " NOT NULL"
+        comment = _REFERENCE_COMMENTS.get((ref.name, c.name), "")
+        if comment:
+            line += f" COMMENT '{comment}'"
+        cols.append(line)
+    key = ", ".join(ref.key)
+    return "\n".join([
+        f"CREATE TABLE IF NOT EXISTS {qualified_name} (",
+        ",\n".join(cols),
+        ")",
+        "USING DELTA",
+        f"COMMENT '{ref.comment} Key: ({key}).'",
+    ])
+
+
 def ddl_files(schema: str = DEFAULT_SCHEMA) -> dict[str, str]:
     """File name -> content of every DDL file."""
     files = {
@@ -113,6 +175,11 @@ def ddl_files(schema: str = DEFAULT_SCHEMA) -> dict[str, str]:
     for i, spec in enumerate(TABLES, start=1):
         files[f"{i:02d}_{spec.name}.sql"] = (
             f"{_GENERATED}\n{create_table_sql(spec, f'{schema}.{spec.name}')};\n"
+        )
+    # Tables the club fills: numbered from 80 so that new gateway tables never renumber them.
+    for i, ref in enumerate(REFERENCE_TABLES, start=80):
+        files[f"{i:02d}_{ref.name}.sql"] = (
+            f"{_GENERATED}\n{create_reference_table_sql(ref, f'{schema}.{ref.name}')};\n"
         )
     view_stmts = [f"USE {schema};"] + [views.create_view_sql(v) + ";" for v in views.VIEW_NAMES]
     header = _GENERATED.replace("tables.py", "views/*.sql")

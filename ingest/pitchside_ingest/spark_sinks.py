@@ -14,10 +14,10 @@ import logging
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from .ddl import create_table_sql
+from .ddl import create_reference_table_sql, create_table_sql
 from .merge import merge_sql
 from .spark_batch import table_schema
-from .tables import INSERT_ONLY, PARTITION_COLUMNS, SOURCE_FILE_COLUMN, TABLES, TableSpec
+from .tables import INSERT_ONLY, PARTITION_COLUMNS, REFERENCE_TABLES, SOURCE_FILE_COLUMN, TABLES, TableSpec
 
 log = logging.getLogger("pitchside_ingest.spark_sinks")
 
@@ -59,11 +59,17 @@ class DeltaSink:
         return f"{self.target}.{spec.name}"
 
     def create_tables(self, spark: SparkSession, specs: list[TableSpec]) -> None:
-        """Run the DDL of `ddl/` for these tables (IF NOT EXISTS)."""
+        """Run the DDL of `ddl/` for these tables (IF NOT EXISTS).
+
+        The tables the club fills (`match_periods`) are created too, empty: the
+        views read them.
+        """
         if not is_path(self.target):
             spark.sql(f"CREATE SCHEMA IF NOT EXISTS {self.target}")
         for spec in specs:
             spark.sql(create_table_sql(spec, self.table_name(spec)))
+        for ref in REFERENCE_TABLES:
+            spark.sql(create_reference_table_sql(ref, self.table_name(ref)))
 
     def merge(self, batch: DataFrame, spec: TableSpec) -> None:
         view = f"pitchside_batch_{spec.name}"
@@ -147,7 +153,8 @@ def register_parquet_tables(spark: SparkSession, root: str) -> None:
 
     For querying the views (`views.create_views`) without Delta
     (`--target-format parquet`); a table with no folder yet is an empty view
-    with the right columns.
+    with the right columns. `match_periods` (filled by the club, not by the
+    job) is read from `{root}/match_periods` when it is there.
     """
     sink = ParquetSink(root)
     for spec in TABLES:
@@ -155,3 +162,11 @@ def register_parquet_tables(spark: SparkSession, root: str) -> None:
         if df is None:
             df = spark.createDataFrame([], table_schema(spec))
         df.createOrReplaceTempView(spec.name)
+    # The tables the club fills (match_periods), as Parquet under {root}/{name} if it put them there.
+    for ref in REFERENCE_TABLES:
+        path = f"{sink.target}/{ref.name}"
+        if path_exists(spark, path):
+            df = spark.read.schema(table_schema(ref)).parquet(path)
+        else:
+            df = spark.createDataFrame([], table_schema(ref))
+        df.createOrReplaceTempView(ref.name)

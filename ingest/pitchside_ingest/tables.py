@@ -8,7 +8,7 @@ uses, the Delta DDL, and the MERGE keys. Change a table here and regenerate
 Columns are described with a small type vocabulary so that this module imports
 neither pyarrow nor pyspark:
 
-    string, long (INT64), double, timestamp (µs, UTC), binary, date
+    string, long (INT64), double, timestamp (µs, UTC), binary, boolean, date
 
 Besides the gateway's own columns, every lakehouse table has derived columns:
 
@@ -286,6 +286,66 @@ TABLES: tuple[TableSpec, ...] = (
         mode=INSERT_ONLY,
         change_data_feed=True,
         comment="Device health events (SPEC §10): a device went silent, or came back.",
+    ),
+    TableSpec(
+        # SPEC §11: written with each windows_wearable row (same window and
+        # player), so it is keyed and merged like windows_wearable; the zones,
+        # TRIMP, distance and sprint formulas are SPEC §11's.
+        name="load_player_1m",
+        columns=_cols(
+            *_WINDOW, "match_id:long", "player_id:long", "player_name:string?", "position:string?",
+            "on_roster:boolean", "hr_max:double",
+            "zone1_s:double", "zone2_s:double", "zone3_s:double", "zone4_s:double", "zone5_s:double",
+            "trimp_edwards:double", "trimp_banister:double", "distance_m:double", "hsr_distance_m:double",
+            "hsr_s:double", "sprints:long", "accel_load:double",
+            "session_distance_m:double", "session_hsr_distance_m:double", "session_sprints:long",
+            "session_trimp_edwards:double", "session_accel_load:double", _DOWNTIME,
+        ),
+        time_column="window_start",
+        key=("venue_id", "gateway_id", "match_id", "player_id", "window_start"),
+        mode=UPSERT_NEWER,
+        comment="Player load per match, player and minute: HR zones, TRIMP, distance, sprints (SPEC §11).",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ReferenceTable:
+    """A table the venue or club fills itself, not from gateway files, that views read.
+
+    Not ingested (no stream, no MERGE, no derived columns) and not partitioned:
+    a few rows per match. `table_columns` is its columns, so the schema helpers
+    of `arrow_batch` and `spark_batch` take it like a `TableSpec`.
+    """
+
+    name: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    comment: str
+
+    @property
+    def table_columns(self) -> tuple[Column, ...]:
+        return self.columns
+
+    @property
+    def table_column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+REFERENCE_TABLES: tuple[ReferenceTable, ...] = (
+    ReferenceTable(
+        # What the view player_load_period joins load_player_1m with (SPEC §11
+        # knows nothing of halves: the gateway cannot tell kick-off from warm-up).
+        name="match_periods",
+        columns=_cols(
+            "venue_id:string", "match_id:long", "period:string", "period_start:timestamp",
+            "period_end:timestamp",
+        ),
+        key=("venue_id", "match_id", "period"),
+        comment=(
+            "Periods of each match (halves, extra time), filled by the club from its fixtures; "
+            "read by the view player_load_period."
+        ),
     ),
 )
 

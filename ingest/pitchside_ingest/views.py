@@ -22,6 +22,9 @@ VIEW_NAMES: tuple[str, ...] = (
     "fleet_health_timeline",
     "open_alerts",
     "device_outages",
+    "player_load_match",
+    "player_load_period",
+    "player_load_acwr",
 )
 
 

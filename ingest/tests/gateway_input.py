@@ -152,6 +152,7 @@ EXPECTED_ROWS = {
     "raw": None,  # len(readings()), see expected_rows()
     "late": 1,
     "rejects": len(BAD_LINES),
+    "load_player_1m": 2 * MINUTES,  # SPEC §11: one with each windows_wearable row, [load] or not
 }
 
 

@@ -2,7 +2,7 @@
 
 The real gateway (`pitchside replay`) never writes the same row into two files
 within one run, so the awkward cases of the MERGE — a re-uploaded file, a window
-re-emitted by a newer file, identical rejects, a row after midnight in a file
+re-emitted by a newer file (wearable and load), identical rejects, a row after midnight in a file
 dated the day before, an ack written again after a journal replay, one person
 acking an alert twice, a device silent and back at one instant — are built here
 by hand, in the gateway's exact layout
@@ -120,6 +120,22 @@ def wearable_window(minute: int, hr: float | None, events: int = 10) -> dict:
     return row
 
 
+def load_window(minute: int, distance: float, sprints: int = 0, session_distance: float | None = None) -> dict:
+    """A load_player_1m row of player 7 (SPEC §11); the session totals as if every minute ran `distance`."""
+    zones = {f"zone{k}_s": float(k) for k in range(1, 6)}  # 15 s in all, Edwards (1+4+9+16+25)/60
+    edwards = 55 / 60
+    return _gw(
+        window_start=at(minute), window_end=at(minute + 1), match_id=1, player_id=7,
+        player_name="Ada Lovelace", position="winger", on_roster=True, hr_max=200.0, **zones,
+        trimp_edwards=edwards, trimp_banister=0.5, distance_m=distance, hsr_distance_m=distance / 4,
+        hsr_s=10.0, sprints=sprints, accel_load=12.5,
+        session_distance_m=session_distance if session_distance is not None else distance * (minute + 1),
+        session_hsr_distance_m=distance / 4 * (minute + 1), session_sprints=sprints * (minute + 1),
+        session_trimp_edwards=edwards * (minute + 1), session_accel_load=12.5 * (minute + 1),
+        gateway_downtime_ms=0,
+    )
+
+
 def pitch_window(minute: int, spin: float) -> dict:
     row = _gw(window_start=at(minute), window_end=at(minute + 1), match_id=1, events=4)
     for m in ("impact_x", "impact_y", "ball_speed", "spin_rate"):
@@ -191,6 +207,7 @@ def write_outbox(store: Path, part: int) -> None:
         write_file(store, "alerts", 1, [alert("g-1", 1, 30.0), alert("g-2", 2, 31.0)])
         write_file(store, "windows_wearable", 1, [wearable_window(m, hr) for m, hr in enumerate([120, 121, 122, 140])])
         write_file(store, "windows_pitch", 1, [pitch_window(m, s) for m, s in enumerate([1000, 1100, 1200, 1500])])
+        write_file(store, "load_player_1m", 1, [load_window(m, 100.0 + m) for m in range(4)])
         write_file(store, "fatigue_alerts", 1, [fatigue(3, 140.0)])
         write_file(store, "raw", 1, [
             reading("g-1", at(0), 20.0), reading("g-1", at(1), 30.0),
@@ -218,6 +235,8 @@ def write_outbox(store: Path, part: int) -> None:
         write_file(store, "alerts", 2, [alert("g-1", 1, 30.0), alert("g-1", 5, 40.0)])
         # Minute 3 re-emitted with more events (the newer file wins), minute 4 new.
         write_file(store, "windows_wearable", 2, [wearable_window(3, 141, events=12), wearable_window(4, 125)])
+        # The same for load: minute 3 re-emitted with more distance (the newer file wins), minute 4 new.
+        write_file(store, "load_player_1m", 2, [load_window(3, 120.0, sprints=1), load_window(4, 90.0)])
         # The same reading again, and a new one.
         write_file(store, "raw", 2, [reading("g-1", at(1), 30.0), reading("g-1", at(2), 21.0)])
         # One of the identical rejects again (dropped), and a new one.
@@ -240,11 +259,11 @@ def write_outbox(store: Path, part: int) -> None:
 EXPECTED_ROWS_PART1 = {
     "alerts": 2, "windows_wearable": 4, "windows_pitch": 4, "windows_crowd": 0,
     "windows_generic": 0, "fatigue_alerts": 1, "raw": 4, "late": 1, "rejects": 3, "progress": 2,
-    "alert_acks": 3, "device_events": 5,
+    "alert_acks": 3, "device_events": 5, "load_player_1m": 4,
 }
 EXPECTED_ROWS_BOTH = {
     **EXPECTED_ROWS_PART1, "alerts": 3, "windows_wearable": 5, "raw": 5, "rejects": 4, "progress": 3,
-    "alert_acks": 4, "device_events": 7,
+    "alert_acks": 4, "device_events": 7, "load_player_1m": 5,
 }
 
 # After parts 1 and 2: the alerts nobody acked (kind, alert_id), and the outages

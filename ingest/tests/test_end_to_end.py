@@ -138,7 +138,7 @@ def test_delta_rs_runner_over_a_replay_and_a_second_replay(replay_outbox, replay
     expected = gi.expected_rows()
     assert {n: len(delta_contents(target, n)) for n in expected} == expected
     keyed = ("alerts", "windows_wearable", "windows_pitch", "windows_crowd", "windows_generic",
-             "fatigue_alerts", "raw", "late")
+             "fatigue_alerts", "raw", "late", "load_player_1m")
     before = {n: delta_contents(target, n, drop=("source_file",)) for n in keyed}
 
     local_runner.run(str(store), target, reprocess=True)

@@ -62,7 +62,7 @@ def test_a_run_after_new_files_adds_only_the_new_rows(store, tmp_path):
     # Only part 2's files were read (the ingest log skips part 1's).
     assert {n: r.files for n, r in result.items() if r.files} == {
         "alerts": 1, "windows_wearable": 1, "raw": 1, "rejects": 1, "progress": 1, "alert_acks": 1,
-        "device_events": 1}
+        "device_events": 1, "load_player_1m": 1}
     inserted = {n: r.rows_inserted for n, r in result.items()}
     assert inserted == {n: synthetic.EXPECTED_ROWS_BOTH[n] - synthetic.EXPECTED_ROWS_PART1[n] for n in TABLE_NAMES}
     # Insert-only tables keep every old row untouched.
@@ -74,6 +74,10 @@ def test_a_run_after_new_files_adds_only_the_new_rows(store, tmp_path):
     minute3 = [r for r in contents(target, "windows_wearable") if r["window_start"] == synthetic.at(3)]
     assert [(r["events"], r["heart_rate_mean"], r["source_file"]) for r in minute3] == [
         (12, 141.0, "gw-1-000000000002.parquet")]
+    assert result["load_player_1m"].rows_updated == 1
+    load3 = [r for r in contents(target, "load_player_1m") if r["window_start"] == synthetic.at(3)]
+    assert [(r["distance_m"], r["sprints"], r["on_roster"], r["source_file"]) for r in load3] == [
+        (120.0, 1, True, "gw-1-000000000002.parquet")]
 
 
 def test_identical_rejects_in_one_file_are_both_kept_and_never_duplicated(store, tmp_path):

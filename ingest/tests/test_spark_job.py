@@ -8,6 +8,8 @@ parsed by Spark (test_tables).
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import synthetic
@@ -43,7 +45,8 @@ def test_job_reads_each_file_once_per_checkpoint(runs):
     read1, read2, read3 = runs["read"]
     assert read1 == {n: c for n, c in synthetic.EXPECTED_ROWS_PART1.items() if c}
     assert read2 == {"alerts": 2, "windows_wearable": 2, "windows_pitch": 0, "fatigue_alerts": 0,
-                     "raw": 2, "late": 0, "rejects": 2, "progress": 2, "alert_acks": 2, "device_events": 3}
+                     "raw": 2, "late": 0, "rejects": 2, "progress": 2, "alert_acks": 2, "device_events": 3,
+                     "load_player_1m": 2}
     assert sum(read3.values()) == sum(read1.values()) + sum(read2.values())
 
 
@@ -57,6 +60,9 @@ def test_job_tables_hold_each_row_once(runs):
 def test_newer_window_replaces_the_older_one(runs):
     minute3 = [r for r in runs["after"][1]["windows_wearable"] if r["window_start"] == normalize(synthetic.at(3))]
     assert [(r["events"], r["source_file"]) for r in minute3] == [(12, "gw-1-000000000002.parquet")]
+    load3 = [r for r in runs["after"][1]["load_player_1m"] if r["window_start"] == normalize(synthetic.at(3))]
+    assert [(r["distance_m"], r["sprints"], r["source_file"]) for r in load3] == [
+        (120.0, 1, "gw-1-000000000002.parquet")]
 
 
 def test_spark_and_delta_rs_build_the_same_tables(runs, tmp_path):
@@ -94,6 +100,14 @@ def test_views_over_the_ingested_tables(spark, runs):
     outages = {(r.device_id, r.silent_at, r.back_at, r.outage_seconds)
                for r in spark.table("device_outages").collect()}
     assert outages == {tuple(normalize(v) for v in o) for o in synthetic.EXPECTED_OUTAGES}
+
+    # Player load: minutes 0-4, minute 3 from the newer file; no match_periods, so no periods.
+    [load] = spark.table("player_load_match").collect()
+    assert (load.player_id, load.player_name, load.minutes, load.distance_m, load.sprints) == (
+        7, "Ada Lovelace", 5, 100.0 + 101.0 + 102.0 + 120.0 + 90.0, 1)
+    assert spark.table("player_load_period").count() == 0
+    [day] = spark.table("player_load_acwr").collect()
+    assert math.isclose(day.daily_load, 5 * 55 / 60, rel_tol=1e-12) and math.isclose(day.acwr, 4.0, rel_tol=1e-12)
 
 
 def test_windows_files_without_gateway_downtime_ms_ingest_as_null(spark, tmp_path):

@@ -12,7 +12,7 @@ import synthetic
 
 from pitchside_ingest import ddl, merge, views
 from pitchside_ingest.arrow_batch import file_schema
-from pitchside_ingest.tables import TABLE_NAMES, TABLES, table
+from pitchside_ingest.tables import REFERENCE_TABLES, TABLE_NAMES, TABLES, table
 
 INGEST = Path(__file__).resolve().parents[1]
 
@@ -61,6 +61,14 @@ SPEC_COLUMNS = {
     "alert_acks": "venue_id str, gateway_id str, alert_id str, by str, note str?, acked_at ts",
     "device_events": "venue_id str, gateway_id str, sensor str, device_id str, player_id int64?, "
                      "zone_id str?, event str, last_seen ts, at ts",
+    # SPEC §11.
+    "load_player_1m": f"{_W}, match_id int64, player_id int64, player_name str?, position str?, "
+                      "on_roster bool, hr_max double, zone1_s double, zone2_s double, zone3_s double, "
+                      "zone4_s double, zone5_s double, trimp_edwards double, trimp_banister double, "
+                      "distance_m double, hsr_distance_m double, hsr_s double, sprints int64, "
+                      "accel_load double, session_distance_m double, session_hsr_distance_m double, "
+                      "session_sprints int64, session_trimp_edwards double, session_accel_load double"
+                      + _DOWN,
 }
 _ARROW = {"str": pa.string(), "int64": pa.int64(), "double": pa.float64(),
           "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary(), "bool": pa.bool_()}
@@ -149,5 +157,20 @@ def test_merge_statements_and_ddl_parse_in_spark(spark):
         parser.parsePlan(merge.merge_sql(spec, f"pitchside.{spec.name}", "batch"))
         parser.parsePlan(ddl.create_table_sql(spec, f"pitchside.{spec.name}"))
         parser.parsePlan(ddl.create_table_sql(spec, f"delta.`/tmp/x/{spec.name}`"))
+    for ref in REFERENCE_TABLES:
+        parser.parsePlan(ddl.create_reference_table_sql(ref, f"pitchside.{ref.name}"))
     for name in views.VIEW_NAMES:
         parser.parsePlan(views.create_view_sql(name, f"pitchside.{name}"))
+
+
+def test_load_table_is_keyed_and_merged_like_windows_wearable():
+    load, wearable = table("load_player_1m"), table("windows_wearable")
+    assert (load.key, load.mode, load.time_column) == (wearable.key, wearable.mode, wearable.time_column)
+
+
+def test_match_periods_ddl_is_a_small_unpartitioned_table_the_club_fills():
+    text = ddl.ddl_files()["80_match_periods.sql"]
+    assert "CREATE TABLE IF NOT EXISTS pitchside.match_periods (" in text
+    assert "PARTITIONED" not in text and "match_periods" not in TABLE_NAMES
+    assert [c.name for c in REFERENCE_TABLES[0].columns] == [
+        "venue_id", "match_id", "period", "period_start", "period_end"]
