@@ -43,7 +43,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "load_player_1m",
-        "2acd1034c568d2007cc2575f8c7f824878e4ee7098a13457f49b4559b5adea38",
+        "d2ebd98e9a7fea8e1673401f331c94906ee4f9904fbdb6e4f3c71301b7dab44c",
     ),
     (
         "windows_pitch",

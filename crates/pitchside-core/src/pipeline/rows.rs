@@ -351,7 +351,8 @@ impl Stamp {
             .opt_str(name)
             .opt_str(f.position.as_deref())
             .bool(f.on_roster)
-            .f64(f.hr_max);
+            .f64(f.hr_max)
+            .opt_f64(f.target_trimp);
         for k in 0..5 {
             r = r.f64(s.zone_s(k));
         }

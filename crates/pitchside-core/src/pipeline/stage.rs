@@ -217,6 +217,11 @@ impl Pipeline {
         &self.detector
     }
 
+    /// Each player's load now (the console).
+    pub fn load_statuses(&self) -> Vec<crate::pipeline::load::PlayerLoadStatus> {
+        self.out.load.statuses()
+    }
+
     /// The window aggregator (for watermarks and open cells).
     pub fn windows(&self) -> &WindowAggregator {
         &self.windows

@@ -142,6 +142,7 @@ fn load_player() -> Vec<Column> {
         n("position", Utf8),
         c("on_roster", Bool),
         c("hr_max", F64),
+        n("target_trimp", F64),
     ]);
     v.extend((1..=5).map(|k| c(&format!("zone{k}_s"), F64)));
     v.extend([

@@ -7,6 +7,7 @@
 
 use super::hub::SharedHub;
 use crate::pipeline::console_rows::AckRecord;
+use crate::pipeline::load::PlayerLoadStatus;
 use crate::pipeline::{DeviceStatus, LiveAlert};
 use crate::telemetry::ConsoleStats;
 use crate::util::log_limit::LogLimiter;
@@ -51,6 +52,7 @@ pub enum Command {
 enum Update {
     Alerts(Vec<LiveAlert>),
     Devices(Vec<DeviceStatus>, bool),
+    Load(Vec<PlayerLoadStatus>),
 }
 
 /// The pipeline task's handle on the console; never blocks.
@@ -74,6 +76,11 @@ impl ConsoleFeed {
     /// second); the console sends its `state` event on each.
     pub fn devices(&self, devices: Vec<DeviceStatus>, paused: bool) {
         self.send(Update::Devices(devices, paused));
+    }
+
+    /// Each player's load now (once a second, before the device statuses).
+    pub fn load(&self, load: Vec<PlayerLoadStatus>) {
+        self.send(Update::Load(load));
     }
 
     fn send(&self, u: Update) {
@@ -111,6 +118,7 @@ pub async fn feed_task(mut inbox: FeedInbox, hub: SharedHub) {
             match u {
                 Update::Alerts(a) => h.alerts(&a, now),
                 Update::Devices(d, paused) => h.devices(d, paused, now),
+                Update::Load(l) => h.load(l),
             }
         }
     }

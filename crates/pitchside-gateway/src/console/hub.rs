@@ -13,6 +13,7 @@ use super::doc::{ack_json, alert_event, Doc};
 use super::queue::{Behind, Pushed, Receiver, Shared};
 use crate::model::Micros;
 use crate::pipeline::console_rows::AckRecord;
+use crate::pipeline::load::PlayerLoadStatus;
 use crate::pipeline::{DeviceStatus, LiveAlert};
 use crate::telemetry::{ConsoleStats, MetricsSnapshot};
 use crate::util::log_limit::LogLimiter;
@@ -186,6 +187,12 @@ impl Hub {
             let state = self.state(now);
             self.broadcast("state", &state, now);
         }
+    }
+
+    /// The players' load (once a second): the doc takes it, for the next
+    /// `state` event.
+    pub fn load(&mut self, load: Vec<PlayerLoadStatus>) {
+        self.doc.load(load);
     }
 
     /// A durable ack: into the doc and out as the `ack` event (once: a

@@ -54,8 +54,9 @@ pub fn handle(p: &mut Pipeline, recorder: &mut Recorder, cmd: Command) {
     }
 }
 
-/// Once a second: the device statuses to the console (which sends its
-/// `state` event on them).
+/// Once a second: the players' load and the device statuses to the
+/// console (which sends its `state` event on the statuses).
 pub fn publish(p: &Pipeline, feed: &ConsoleFeed) {
+    feed.load(p.load_statuses());
     feed.devices(p.device_statuses(), p.health_paused());
 }

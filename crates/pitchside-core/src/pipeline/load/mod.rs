@@ -15,7 +15,7 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
-pub use player::{Session, Sums};
+pub use player::{Session, Sums, RECENT_WINDOWS};
 
 use crate::config::{LoadConfig, Profile};
 use crate::model::{Event, Identity, Micros};
@@ -60,6 +60,29 @@ pub struct LoadFinding {
     pub value: f64,
     /// The player's figures (name and position from the roster).
     pub profile: Profile,
+}
+
+/// A player's load now, for the console.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlayerLoadStatus {
+    /// Match.
+    pub match_id: i64,
+    /// Player.
+    pub player_id: i64,
+    /// The roster's name.
+    pub name: Option<String>,
+    /// The roster's position.
+    pub position: Option<String>,
+    /// The last heart rate in % of HRmax.
+    pub hr_pct: Option<f64>,
+    /// Its zone, 1 to 5 (0: below zone 1).
+    pub zone: Option<u8>,
+    /// The match so far (emitted and open windows).
+    pub so_far: Session,
+    /// The roster's Edwards TRIMP target for a match.
+    pub target_trimp: Option<f64>,
+    /// The last emitted windows, oldest first: start, sums.
+    pub recent: Vec<(Micros, Sums)>,
 }
 
 /// Load state of every player, bounded by `load.max_players`.
@@ -135,6 +158,41 @@ impl LoadTracker {
         if !self.p.rules.is_empty() {
             rules::evaluate(&self.p, pl, e.event_time, &added, &mut self.firings);
         }
+    }
+
+    /// Each player's load now, one per `player_id` (its latest match), by
+    /// `player_id`.
+    pub fn statuses(&self) -> Vec<PlayerLoadStatus> {
+        let mut latest: std::collections::BTreeMap<i64, (&(i64, i64), &Player)> = Default::default();
+        for (k, pl) in &self.players {
+            let e = latest.entry(k.1).or_insert((k, pl));
+            if pl.touched > e.1.touched {
+                *e = (k, pl);
+            }
+        }
+        latest
+            .into_values()
+            .map(|(&(match_id, player_id), pl)| {
+                let mut so_far = pl.session;
+                for (_, s) in &pl.open {
+                    so_far.add(s);
+                }
+                let f = &pl.profile;
+                PlayerLoadStatus {
+                    match_id,
+                    player_id,
+                    name: f.name.as_deref().map(str::to_string),
+                    position: f.position.as_deref().map(str::to_string),
+                    hr_pct: pl.hr_pct,
+                    zone: pl
+                        .hr_pct
+                        .map(|pct| self.p.zones.iter().take_while(|&&e| pct >= e).count() as u8),
+                    so_far,
+                    target_trimp: f.target_trimp,
+                    recent: pl.recent.iter().copied().collect(),
+                }
+            })
+            .collect()
     }
 
     /// Whether the last [`LoadTracker::add`] fired a rule.
@@ -224,6 +282,10 @@ impl LoadTracker {
         let i = pl.open.iter().position(|(s, _)| *s == start)?;
         let (_, window) = pl.open.swap_remove(i);
         pl.session.add(&window);
+        if pl.recent.len() == RECENT_WINDOWS {
+            pl.recent.pop_front();
+        }
+        pl.recent.push_back((start, window));
         Some(LoadRow {
             profile: &pl.profile,
             window,

@@ -119,7 +119,14 @@ pub(super) struct Player {
     pub session: Session,
     /// One state per `load.rules` entry.
     pub rules: Vec<super::rules::RuleState>,
+    /// For the console: the last heart rate in % of HRmax, and the last
+    /// emitted windows (at most [`RECENT_WINDOWS`]). Not in the checkpoint.
+    pub hr_pct: Option<f64>,
+    pub recent: std::collections::VecDeque<(Micros, Sums)>,
 }
+
+/// Emitted windows a player keeps for the console's detail view.
+pub const RECENT_WINDOWS: usize = 10;
 
 /// What one event did that rules watch.
 #[derive(Debug, Clone, Copy, Default)]
@@ -145,6 +152,8 @@ impl Player {
             open: Vec::new(),
             session: Session::default(),
             rules: Vec::new(),
+            hr_pct: None,
+            recent: std::collections::VecDeque::new(),
         }
     }
 
@@ -179,6 +188,7 @@ impl Player {
                     let prev = self.hr;
                     if prev.is_none_or(|p| t > p) {
                         added.heart_rate = Some((x, prev));
+                        self.hr_pct = Some(100.0 * x / self.profile.hr_max);
                     }
                     self.heart_rate(p, t, x, &mut sums);
                 }

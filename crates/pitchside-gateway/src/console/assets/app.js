@@ -263,6 +263,11 @@
     hr.appendChild(h('span', 'value'));
     hr.appendChild(h('span', 'unit', ' bpm'));
     el.appendChild(h('div', 'since'));
+    el.appendChild(h('div', 'zone'));
+    el.appendChild(h('div', 'load'));
+    var bar = el.appendChild(h('div', 'bar'));
+    bar.appendChild(h('span', 'fill'));
+    el.appendChild(h('div', 'run'));
     var badges = el.appendChild(h('div', 'badges'));
     badges.appendChild(h('span', 'badge silent-tag'));
     badges.appendChild(h('span', 'badge alert-count'));
@@ -288,6 +293,87 @@
     show(b[1], p.open_alerts > 0);
     setText(b[2], p.fatigue ? 'FATIGUE' : '');
     show(b[2], !!p.fatigue);
+    updateLoad(el, p.load);
+  }
+
+  // A player's load (SPEC §11): the zone now in words and colour, the
+  // match's load against the target, sprints and distance.
+  function updateLoad(el, l) {
+    var zone = el.querySelector('.zone'), load = el.querySelector('.load');
+    var bar = el.querySelector('.bar'), run = el.querySelector('.run');
+    show(zone, !!l); show(load, !!l); show(run, !!l);
+    show(bar, !!(l && l.target_pct != null));
+    if (!l) return;
+    var z = l.zone;
+    zone.className = 'zone z' + (z == null ? 'none' : z);
+    setText(zone, z == null ? 'Zone —' : z === 0 ? 'Below zone 1' :
+      'Zone ' + z + ' · ' + l.zone_name + (l.hr_pct != null ? ' · ' + num(l.hr_pct, 0) + '\u00a0%' : ''));
+    setText(load, 'Load ' + num(l.trimp, 0) + (l.target_trimp != null ?
+      ' of ' + num(l.target_trimp, 0) + ' (' + num(l.target_pct, 0) + '\u00a0%)' : ''));
+    if (l.target_pct != null) {
+      var fill = bar.firstChild;
+      fill.style.width = Math.min(100, l.target_pct) + '%';
+      setClass(bar, 'over', l.target_pct >= 100);
+    }
+    setText(run, l.sprints + (l.sprints === 1 ? ' sprint' : ' sprints') + ' · ' +
+      num(l.distance_m / 1000, 1) + '\u00a0km · HSR ' + num(l.hsr_distance_m, 0) + '\u00a0m');
+  }
+
+  var SORTS = {
+    id: function (p) { return p.player_id; },
+    name: function (p) { return (p.player_name || '\uffff').toLowerCase(); },
+    zone: function (p) { return -(p.load && p.load.zone != null ? p.load.zone * 1000 + (p.load.hr_pct || 0) : -1); },
+    load: function (p) { return -(p.load ? (p.load.target_pct != null ? p.load.target_pct : p.load.trimp) : -1); },
+    sprints: function (p) { return -(p.load ? p.load.sprints : -1); }
+  };
+
+  function sortedPlayers() {
+    var key = SORTS[$('player-sort').value] || SORTS.id;
+    return (state.players || []).slice().sort(function (a, b) {
+      var x = key(a), y = key(b);
+      return x < y ? -1 : x > y ? 1 : a.player_id - b.player_id;
+    });
+  }
+
+  // ---- a player's last minutes ---------------------------------------------
+
+  var detailFor = null;
+
+  function openPlayer(id) {
+    detailFor = id;
+    renderDetail();
+    show($('player-panel'), true);
+    $('pd-close').focus();
+  }
+
+  function closePlayer() {
+    detailFor = null;
+    show($('player-panel'), false);
+  }
+
+  function renderDetail() {
+    if (detailFor == null || !state) return;
+    var p = (state.players || []).filter(function (q) { return q.player_id === detailFor; })[0];
+    if (!p) return;
+    var l = p.load;
+    setText($('pd-name'), (p.player_name || 'Player') + ' #' + p.player_id + (l && l.position ? ' · ' + l.position : ''));
+    setText($('pd-now'), l ? $('players').querySelector('[data-player-id="' + p.player_id + '"] .zone').textContent +
+      ' · ' + $('players').querySelector('[data-player-id="' + p.player_id + '"] .load').textContent : 'No load yet.');
+    var rows = l ? l.recent.slice().reverse() : [];
+    sync($('pd-recent'), rows, function (w) { return w.window_start; }, function () {
+      var tr = h('tr');
+      for (var i = 0; i < 6; i++) tr.appendChild(h('td'));
+      return tr;
+    }, function (tr, w) {
+      var c = tr.children;
+      setText(c[0], clock(w.window_start));
+      setText(c[1], w.zone_s.map(function (s) { return num(s, 0); }).join(' · '));
+      setText(c[2], num(w.trimp, 1));
+      setText(c[3], num(w.distance_m, 0));
+      setText(c[4], num(w.hsr_distance_m, 0) + '\u00a0m');
+      setText(c[5], String(w.sprints));
+    });
+    show($('pd-empty'), rows.length === 0);
   }
 
   function makeTile(cls, rows) {
@@ -401,9 +487,10 @@
   }
 
   function renderPlayers() {
-    var ps = state.players || [];
+    var ps = sortedPlayers();
     sync($('players'), ps, function (p) { return String(p.player_id); }, makePlayer, updatePlayer);
     show($('players-empty'), ps.length === 0);
+    renderDetail();
   }
 
   function setPaused(paused) {
@@ -575,6 +662,15 @@
       ackError(err.message.indexOf('Not ') === 0 ? err.message : 'Not saved, the gateway did not answer: try again.');
     }).then(function () { send.disabled = false; });
   });
+
+  $('player-sort').addEventListener('change', function () { if (state) renderPlayers(); });
+  $('players').addEventListener('click', function (e) {
+    var card = e.target.closest('.player');
+    if (card) openPlayer(Number(card.dataset.playerId));
+  });
+  $('pd-close').addEventListener('click', closePlayer);
+  $('player-panel').addEventListener('click', function (e) { if (e.target === $('player-panel')) closePlayer(); });
+  document.addEventListener('keydown', function (e) { if (e.key === 'Escape' && detailFor != null) closePlayer(); });
 
   $('ack-cancel').addEventListener('click', closeAck);
   $('ack-panel').addEventListener('click', function (e) { if (e.target === $('ack-panel')) closeAck(); });

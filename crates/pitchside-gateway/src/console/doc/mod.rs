@@ -4,6 +4,7 @@
 
 use crate::model::{Micros, SensorKind};
 use crate::pipeline::console_rows::AckRecord;
+use crate::pipeline::load::PlayerLoadStatus;
 use crate::pipeline::{DeviceStatus, LiveAlert};
 use crate::sinks::alerts::message::{to_json, Origin};
 use crate::telemetry::MetricsSnapshot;
@@ -40,6 +41,8 @@ pub struct Doc {
     acked_order: VecDeque<String>,
     devices: Vec<DeviceStatus>,
     paused: bool,
+    /// Each player's load (SPEC §11), by player_id.
+    load: Vec<PlayerLoadStatus>,
 }
 
 /// The SSE event type and data of a live alert: `alert` (z-score, with
@@ -79,6 +82,7 @@ impl Doc {
             acked_order: VecDeque::new(),
             devices: Vec::new(),
             paused: false,
+            load: Vec::new(),
         }
     }
 
@@ -127,6 +131,11 @@ impl Doc {
         self.acked_order.push_back(a.alert_id.clone());
         self.acks.insert(a.alert_id.clone(), vec![a.clone()]);
         true
+    }
+
+    /// The players' load now.
+    pub fn load(&mut self, load: Vec<PlayerLoadStatus>) {
+        self.load = load;
     }
 
     /// The latest device statuses and whether health checks are paused.
@@ -207,6 +216,12 @@ impl Doc {
             v["heart_rate"] = latest(d, "heart_rate");
             by_id.insert(id, v);
         }
+        for l in &self.load {
+            by_id.entry(l.player_id).or_insert_with(|| {
+                json!({"player_id": l.player_id, "player_name": l.name, "device_id": null,
+                       "heart_rate": null, "last_seen": null, "seconds_since": null, "silent": false})
+            });
+        }
         for a in &self.alerts {
             let Some(id) = a.player_id else { continue };
             by_id.entry(id).or_insert_with(|| {
@@ -227,6 +242,12 @@ impl Doc {
             }
             v["open_alerts"] = count.into();
             v["fatigue"] = fatigue.into();
+            if let Ok(i) = self.load.binary_search_by_key(id, |l| l.player_id) {
+                v["load"] = load_json(&self.load[i]);
+                if v["player_name"].is_null() {
+                    v["player_name"] = self.load[i].name.clone().into();
+                }
+            }
         }
         by_id.into_values().collect()
     }
@@ -250,6 +271,46 @@ impl Doc {
             })
             .collect()
     }
+}
+
+/// The words of heart-rate zones 0 (below zone 1) to 5, as Polar names them.
+pub const ZONE_NAMES: [&str; 6] = [
+    "Resting",
+    "Very light",
+    "Light",
+    "Moderate",
+    "Hard",
+    "Maximum",
+];
+
+/// A player's load for the console: the zone now, the match so far against
+/// the target, and the last windows (oldest first).
+fn load_json(l: &PlayerLoadStatus) -> Value {
+    let s = &l.so_far;
+    let recent: Vec<Value> = l
+        .recent
+        .iter()
+        .map(|(start, w)| {
+            json!({"window_start": format_rfc3339(*start),
+                   "zone_s": (0..5).map(|k| w.zone_s(k)).collect::<Vec<f64>>(),
+                   "trimp": w.trimp_edwards(), "distance_m": w.distance,
+                   "hsr_distance_m": w.hsr_distance, "sprints": w.sprints})
+        })
+        .collect();
+    json!({
+        "match_id": l.match_id,
+        "position": l.position,
+        "hr_pct": l.hr_pct,
+        "zone": l.zone,
+        "zone_name": l.zone.map(|z| ZONE_NAMES[z as usize]),
+        "trimp": s.trimp_edwards,
+        "target_trimp": l.target_trimp,
+        "target_pct": l.target_trimp.filter(|t| *t > 0.0).map(|t| 100.0 * s.trimp_edwards / t),
+        "sprints": s.sprints,
+        "distance_m": s.distance,
+        "hsr_distance_m": s.hsr_distance,
+        "recent": recent,
+    })
 }
 
 /// The latest value of `metric` on `d`, or null.
