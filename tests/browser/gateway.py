@@ -67,7 +67,7 @@ class Gateway:
     """`pitchside run` in `work`, console on `port` (a free one unless given)."""
 
     def __init__(self, binary: Path, work: Path, *, token: str | None = None, port: int | None = None,
-                 anomaly_rate: float = 0.005):
+                 anomaly_rate: float = 0.005, window: str = "1m", extra: str = ""):
         self.binary, self.work, self.token = binary, work, token
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -88,7 +88,7 @@ threshold = 3.5
 min_baseline = 10
 
 [windows]
-size = "1m"
+size = "{window}"
 watermark_delay = "5s"
 
 [output]
@@ -119,7 +119,7 @@ seed = 7
 [[sources.serial]]
 path = "{self.tty}"
 sensor = "wearable"
-""")
+{extra}""")
         self.pty = Pty(self.tty)
         self.proc: subprocess.Popen | None = None
         self.start()

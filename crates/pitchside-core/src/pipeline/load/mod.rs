@@ -163,7 +163,8 @@ impl LoadTracker {
     /// Each player's load now, one per `player_id` (its latest match), by
     /// `player_id`.
     pub fn statuses(&self) -> Vec<PlayerLoadStatus> {
-        let mut latest: std::collections::BTreeMap<i64, (&(i64, i64), &Player)> = Default::default();
+        let mut latest: std::collections::BTreeMap<i64, (&(i64, i64), &Player)> =
+            Default::default();
         for (k, pl) in &self.players {
             let e = latest.entry(k.1).or_insert((k, pl));
             if pl.touched > e.1.touched {

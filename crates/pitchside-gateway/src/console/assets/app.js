@@ -323,7 +323,7 @@
     id: function (p) { return p.player_id; },
     name: function (p) { return (p.player_name || '\uffff').toLowerCase(); },
     zone: function (p) { return -(p.load && p.load.zone != null ? p.load.zone * 1000 + (p.load.hr_pct || 0) : -1); },
-    load: function (p) { return -(p.load ? (p.load.target_pct != null ? p.load.target_pct : p.load.trimp) : -1); },
+    load: function (p) { return -(p.load ? p.load.trimp : -1); },
     sprints: function (p) { return -(p.load ? p.load.sprints : -1); }
   };
 
