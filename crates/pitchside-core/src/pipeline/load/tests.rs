@@ -371,3 +371,31 @@ fn a_hold_under_way_survives_the_checkpoint() {
         assert_eq!(fb.len(), (s == 60) as usize);
     }
 }
+
+#[test]
+fn a_players_status_is_its_latest_match_with_open_windows_and_at_most_ten_recent_ones() {
+    let mut t = LoadTracker::new(config(""));
+    // Match 1, then match 2 for the same player: the status is match 2's.
+    let v = [(HR, 171.0), (DIST, 0.0)];
+    t.add(&event("w", 0.0, &v), 0, &v);
+    for w in 0..12i64 {
+        let v = [(HR, 171.0), (DIST, 10.0 * (w + 1) as f64)];
+        let mut e = event("w", (w + 1) as f64, &v);
+        e.match_id = 2;
+        t.add(&e, w * S, &v);
+        if w < 11 {
+            t.on_window(2, 7, w * S).unwrap();
+        }
+    }
+    let s = t.statuses();
+    assert_eq!(s.len(), 1);
+    assert_eq!(
+        (s[0].match_id, s[0].zone, s[0].hr_pct),
+        (2, Some(5), Some(90.0))
+    );
+    assert_eq!(s[0].recent.len(), RECENT_WINDOWS);
+    assert_eq!(s[0].recent[0].0, S, "the oldest kept is the second");
+    // 12 readings of match 2 a second apart: 11 intervals of 10 m, the last
+    // in the open window.
+    assert_eq!(s[0].so_far.distance, 110.0);
+}

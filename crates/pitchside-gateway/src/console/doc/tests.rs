@@ -203,3 +203,65 @@ fn acks_are_bounded_per_alert_and_in_number_of_alerts() {
     assert_eq!(doc.acks.len(), ACKED_KEPT);
     assert!(!doc.acks.contains_key("x"), "the oldest is forgotten first");
 }
+
+#[test]
+fn a_players_load_joins_its_card_with_the_zone_in_words_and_load_against_target() {
+    use crate::pipeline::load::{PlayerLoadStatus, Session, Sums};
+    let mut doc = Doc::new(origin(), 15_000_000);
+    doc.devices(vec![device(SensorKind::Wearable, "band-07", false)], false);
+    let window = Sums {
+        zone_us: [0, 0, 0, 30_000_000, 30_000_000],
+        sprints: 1,
+        ..Sums::default()
+    };
+    doc.load(vec![
+        PlayerLoadStatus {
+            match_id: 1,
+            player_id: 7,
+            name: None,
+            position: Some("mid".into()),
+            hr_pct: Some(91.0),
+            zone: Some(5),
+            so_far: Session {
+                trimp_edwards: 150.0,
+                sprints: 4,
+                ..Session::default()
+            },
+            target_trimp: Some(300.0),
+            recent: vec![(NOW - 60_000_000, window)],
+        },
+        // A player whose strap the health tracker does not know (yet).
+        PlayerLoadStatus {
+            match_id: 1,
+            player_id: 9,
+            name: Some("Osei".into()),
+            position: None,
+            hr_pct: None,
+            zone: None,
+            so_far: Session::default(),
+            target_trimp: None,
+            recent: vec![],
+        },
+    ]);
+    let v = doc.render(NOW, &MetricsSnapshot::default());
+    let players = v["players"].as_array().unwrap();
+    let p7 = &players[0]["load"];
+    assert_eq!(
+        (p7["zone"].as_u64(), p7["zone_name"].as_str()),
+        (Some(5), Some("Maximum"))
+    );
+    assert_eq!(p7["target_pct"].as_f64(), Some(50.0));
+    assert_eq!(p7["sprints"], 4);
+    let recent = p7["recent"].as_array().unwrap();
+    assert_eq!(
+        recent[0]["zone_s"],
+        serde_json::json!([0.0, 0.0, 0.0, 30.0, 30.0])
+    );
+    assert_eq!(
+        recent[0]["trimp"].as_f64(),
+        Some(4.5),
+        "Edwards: 4 · 0.5 + 5 · 0.5"
+    );
+    assert_eq!(players[1]["player_name"], "Osei");
+    assert!(players[1]["load"]["zone"].is_null() && players[1]["load"]["target_pct"].is_null());
+}
