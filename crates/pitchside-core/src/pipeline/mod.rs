@@ -10,6 +10,7 @@ pub mod downtime;
 pub mod fatigue;
 pub mod health;
 pub mod load;
+pub mod load_rows;
 pub mod rows;
 mod stage;
 pub mod time_guard;

@@ -118,7 +118,7 @@ pub(super) struct Player {
     pub open: Vec<(Micros, Sums)>,
     pub session: Session,
     /// One state per `load.rules` entry.
-    pub rules: Vec<super::rules::RuleState>,
+    pub rules: Vec<RuleState>,
     /// For the console: the last heart rate in % of HRmax, and the last
     /// emitted windows (at most [`RECENT_WINDOWS`]). Not in the checkpoint.
     pub hr_pct: Option<f64>,
@@ -127,6 +127,18 @@ pub(super) struct Player {
 
 /// Emitted windows a player keeps for the console's detail view.
 pub const RECENT_WINDOWS: usize = 10;
+
+/// One rule's state for one player.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct RuleState {
+    /// hr_pct: since when the heart rate has been at or above the rule's.
+    pub since: Option<Micros>,
+    /// Fired, not re-armed yet.
+    pub fired: bool,
+    /// sprints: the times of the sprints counted since it last fired, at
+    /// most the rule's count.
+    pub sprints: std::collections::VecDeque<Micros>,
+}
 
 /// What one event did that rules watch.
 #[derive(Debug, Clone, Copy, Default)]

@@ -2,22 +2,9 @@
 //! that applies to the player looks at what the event changed and says
 //! whether it fires. Deterministic in event order, like the rest of load.
 
-use super::player::{Added, Player};
+use super::player::{Added, Player, RuleState};
 use crate::config::{LoadConfig, Watch};
 use crate::model::Micros;
-use std::collections::VecDeque;
-
-/// One rule's state for one player.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct RuleState {
-    /// hr_pct: since when the heart rate has been at or above the rule's.
-    pub since: Option<Micros>,
-    /// Fired, not re-armed yet.
-    pub fired: bool,
-    /// sprints: the times of the sprints counted since it last fired, at
-    /// most the rule's count.
-    pub sprints: VecDeque<Micros>,
-}
 
 /// A rule that fired for a player at an event.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,7 @@
 //! players' figures are not saved: they are resolved from the roster the
 //! gateway starts with.
 
-use super::player::{Player, Prev, Run, Session, Sums};
-use super::rules::RuleState;
+use super::player::{Player, Prev, RuleState, Run, Session, Sums};
 use super::LoadTracker;
 use crate::util::codec::{Dec, DecodeError, Enc};
 

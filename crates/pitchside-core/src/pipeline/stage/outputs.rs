@@ -6,10 +6,8 @@ use super::{LiveAlert, Outputs, Pipeline};
 use crate::model::{Event, Micros, RejectReason, SensorKind};
 use crate::pipeline::console_rows::{AckRecord, DeviceEventRecord};
 use crate::pipeline::detect::stats::Baseline;
-use crate::pipeline::rows::{
-    write_alert_id, write_fatigue_alert_id, write_load_alert_id, AlertRow, FatigueRow,
-    LoadAlertRecord,
-};
+use crate::pipeline::load_rows::{write_load_alert_id, LoadAlertRecord};
+use crate::pipeline::rows::{write_alert_id, write_fatigue_alert_id, AlertRow, FatigueRow};
 use crate::pipeline::window::{GroupKey, WindowRow};
 use crate::tables::{RowGroupLimit, TableBuffer, TableId};
 

@@ -278,7 +278,7 @@ pub(super) mod tests {
 
     #[test]
     fn load_alert_json_has_the_load_alerts_table_columns_and_its_topic() {
-        let a = LiveAlert::Load(crate::pipeline::rows::LoadAlertRecord {
+        let a = LiveAlert::Load(crate::pipeline::load_rows::LoadAlertRecord {
             alert_id: "v/load/red-zone/3/7/1".into(),
             rule: "red-zone".into(),
             watch: "hr_pct".into(),
