@@ -81,6 +81,11 @@ impl Hub {
         self.doc.render(now, &m)
     }
 
+    /// One player's detail, as JSON.
+    pub fn player(&self, player_id: i64) -> Option<Value> {
+        self.doc.player(player_id)
+    }
+
     /// Opens an event stream for `peer`: its queue, which starts with the
     /// state doc. Refused past `max_clients`.
     pub fn subscribe(

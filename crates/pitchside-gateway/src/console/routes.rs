@@ -99,6 +99,7 @@ pub async fn handle(app: &App, req: Request<Incoming>, conn: &Conn) -> Response<
                 ),
             }
         }
+        (Method::GET, p) if p.starts_with("/api/players/") => player(app, p),
         (Method::GET, "/api/events") => events(app, conn),
         (Method::POST, "/api/health/pause") => health(app, true).await,
         (Method::POST, "/api/health/resume") => health(app, false).await,
@@ -108,6 +109,27 @@ pub async fn handle(app: &App, req: Request<Incoming>, conn: &Conn) -> Response<
         }
         (_, p) if p.starts_with("/api/") => text(StatusCode::NOT_FOUND, "no such API"),
         _ => text(StatusCode::NOT_FOUND, "not found; the console is at /"),
+    }
+}
+
+/// `GET /api/players/{player_id}`: the player's load and last windows.
+fn player(app: &App, path: &str) -> Response<Body> {
+    let Some(id) = path
+        .strip_prefix("/api/players/")
+        .and_then(|id| id.parse::<i64>().ok())
+    else {
+        return text(
+            StatusCode::NOT_FOUND,
+            "no such player: /api/players/{player_id}",
+        );
+    };
+    match app.hub.lock().map(|h| h.player(id)) {
+        Ok(Some(v)) => json_response(StatusCode::OK, &v),
+        Ok(None) => text(StatusCode::NOT_FOUND, "no load for this player yet"),
+        Err(_) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "console state unavailable",
+        ),
     }
 }
 

@@ -223,7 +223,7 @@ impl Row<'_> {
             hr_rest: self.number("hr_rest", 20.0, 150.0, problems),
             hsr_speed: self.number("hsr_speed", 0.1, 15.0, problems),
             sprint_speed: self.number("sprint_speed", 0.1, 15.0, problems),
-            target_trimp: self.number("target_trimp", 0.0, 10_000.0, problems),
+            target_trimp: self.number("target_trimp", 1.0, 10_000.0, problems),
         };
         (problems.len() == before).then_some(e)
     }

@@ -43,7 +43,7 @@ pub(super) fn evaluate(
             }
             Watch::Sprints { count, within } if added.sprint => sprints(st, count, within, t),
             Watch::Sprints { .. } => None,
-            Watch::LoadPct { pct } => f.target_trimp.and_then(|target| {
+            Watch::LoadPct { pct } => f.target_trimp.filter(|t| *t > 0.0).and_then(|target| {
                 let now = 100.0 * trimp / target;
                 (!st.fired && now >= pct).then(|| {
                     st.fired = true;

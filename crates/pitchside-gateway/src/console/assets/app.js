@@ -351,15 +351,28 @@
     show($('player-panel'), false);
   }
 
+  // The detail comes from GET /api/players/{id} (the state event carries
+  // only the cards), asked again with each state while it is open.
+  var detailAsked = false;
+
   function renderDetail() {
-    if (detailFor == null || !state) return;
-    var p = (state.players || []).filter(function (q) { return q.player_id === detailFor; })[0];
-    if (!p) return;
-    var l = p.load;
-    setText($('pd-name'), (p.player_name || 'Player') + ' #' + p.player_id + (l && l.position ? ' · ' + l.position : ''));
-    setText($('pd-now'), l ? $('players').querySelector('[data-player-id="' + p.player_id + '"] .zone').textContent +
-      ' · ' + $('players').querySelector('[data-player-id="' + p.player_id + '"] .load').textContent : 'No load yet.');
-    var rows = l ? l.recent.slice().reverse() : [];
+    if (detailFor == null || !state || detailAsked) return;
+    detailAsked = true;
+    var id = detailFor;
+    fetch('/api/players/' + id).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (d) {
+      if (detailFor === id) fillDetail(id, d);
+    }, function () { /* offline: the next state asks again */ }).then(function () { detailAsked = false; });
+  }
+
+  function fillDetail(id, d) {
+    var p = (state.players || []).filter(function (q) { return q.player_id === id; })[0] || { player_id: id };
+    var l = d && d.load;
+    setText($('pd-name'), (p.player_name || (d && d.player_name) || 'Player') + ' #' + id + (l && l.position ? ' · ' + l.position : ''));
+    var card = $('players').querySelector('[data-player-id="' + id + '"]');
+    setText($('pd-now'), l && card ? card.querySelector('.zone').textContent + ' · ' + card.querySelector('.load').textContent : 'No load yet.');
+    var rows = d ? d.recent : [];
     sync($('pd-recent'), rows, function (w) { return w.window_start; }, function () {
       var tr = h('tr');
       for (var i = 0; i < 6; i++) tr.appendChild(h('td'));

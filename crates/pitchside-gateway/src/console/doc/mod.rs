@@ -138,6 +138,19 @@ impl Doc {
         self.load = load;
     }
 
+    /// One player's detail (`GET /api/players/{player_id}`): the load of
+    /// its card and its last windows, newest first; `None` for a player
+    /// without load.
+    pub fn player(&self, player_id: i64) -> Option<Value> {
+        let i = self
+            .load
+            .binary_search_by_key(&player_id, |l| l.player_id)
+            .ok()?;
+        let l = &self.load[i];
+        Some(json!({"player_id": player_id, "player_name": l.name,
+                    "load": load_json(l), "recent": recent_json(l)}))
+    }
+
     /// The latest device statuses and whether health checks are paused.
     pub fn devices(&mut self, mut devices: Vec<DeviceStatus>, paused: bool) {
         // Silent first, then by sensor and id.
@@ -283,20 +296,11 @@ pub const ZONE_NAMES: [&str; 6] = [
     "Maximum",
 ];
 
-/// A player's load for the console: the zone now, the match so far against
-/// the target, and the last windows (oldest first).
+/// A player's load for the console's cards: the zone now and the match so
+/// far against the target. (The last windows are the player's detail,
+/// [`Doc::player`]: every card's would multiply the state sent each second.)
 fn load_json(l: &PlayerLoadStatus) -> Value {
     let s = &l.so_far;
-    let recent: Vec<Value> = l
-        .recent
-        .iter()
-        .map(|(start, w)| {
-            json!({"window_start": format_rfc3339(*start),
-                   "zone_s": (0..5).map(|k| w.zone_s(k)).collect::<Vec<f64>>(),
-                   "trimp": w.trimp_edwards(), "distance_m": w.distance,
-                   "hsr_distance_m": w.hsr_distance, "sprints": w.sprints})
-        })
-        .collect();
     json!({
         "match_id": l.match_id,
         "position": l.position,
@@ -309,8 +313,21 @@ fn load_json(l: &PlayerLoadStatus) -> Value {
         "sprints": s.sprints,
         "distance_m": s.distance,
         "hsr_distance_m": s.hsr_distance,
-        "recent": recent,
     })
+}
+
+/// A player's last windows, newest first.
+fn recent_json(l: &PlayerLoadStatus) -> Value {
+    l.recent
+        .iter()
+        .rev()
+        .map(|(start, w)| {
+            json!({"window_start": format_rfc3339(*start),
+                   "zone_s": (0..5).map(|k| w.zone_s(k)).collect::<Vec<f64>>(),
+                   "trimp": w.trimp_edwards(), "distance_m": w.distance,
+                   "hsr_distance_m": w.hsr_distance, "sprints": w.sprints})
+        })
+        .collect()
 }
 
 /// The latest value of `metric` on `d`, or null.

@@ -252,7 +252,14 @@ fn a_players_load_joins_its_card_with_the_zone_in_words_and_load_against_target(
     );
     assert_eq!(p7["target_pct"].as_f64(), Some(50.0));
     assert_eq!(p7["sprints"], 4);
-    let recent = p7["recent"].as_array().unwrap();
+    assert!(
+        p7.get("recent").is_none(),
+        "the last windows are the detail's, not every card's"
+    );
+    assert!(doc.player(8).is_none());
+    let detail = doc.player(7).unwrap();
+    assert_eq!(detail["load"]["zone_name"], "Maximum");
+    let recent = detail["recent"].as_array().unwrap();
     assert_eq!(
         recent[0]["zone_s"],
         serde_json::json!([0.0, 0.0, 0.0, 30.0, 30.0])
