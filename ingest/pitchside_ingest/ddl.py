@@ -64,6 +64,7 @@ _LOAD_COMMENTS = {
     "position": "the roster position (NULL: none, or not on the roster)",
     "on_roster": "whether the player is on the load.roster of the gateway",
     "hr_max": "the HRmax used for the zones, bpm (roster, else load.hr_max)",
+    "target_trimp": "the Edwards TRIMP the roster sets as the target of a match (NULL: none, or not on the roster)",
     "zone1_s": "seconds in zone 1 (>= 50 % of hr_max by default; load.zones)",
     "zone2_s": "seconds in zone 2 (>= 60 % by default)",
     "zone3_s": "seconds in zone 3 (>= 70 % by default)",

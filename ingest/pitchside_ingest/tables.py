@@ -294,7 +294,7 @@ TABLES: tuple[TableSpec, ...] = (
         name="load_player_1m",
         columns=_cols(
             *_WINDOW, "match_id:long", "player_id:long", "player_name:string?", "position:string?",
-            "on_roster:boolean", "hr_max:double",
+            "on_roster:boolean", "hr_max:double", "target_trimp:double?",
             "zone1_s:double", "zone2_s:double", "zone3_s:double", "zone4_s:double", "zone5_s:double",
             "trimp_edwards:double", "trimp_banister:double", "distance_m:double", "hsr_distance_m:double",
             "hsr_s:double", "sprints:long", "accel_load:double",

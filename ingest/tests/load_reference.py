@@ -34,7 +34,7 @@ METRICS = ("heart_rate", "acceleration", "running_dist")
 # The columns of load_player_1m, in order (SPEC §11).
 COLUMNS = (
     "venue_id", "gateway_id", "window_start", "window_end", "match_id", "player_id",
-    "player_name", "position", "on_roster", "hr_max",
+    "player_name", "position", "on_roster", "hr_max", "target_trimp",
     "zone1_s", "zone2_s", "zone3_s", "zone4_s", "zone5_s",
     "trimp_edwards", "trimp_banister", "distance_m", "hsr_distance_m", "hsr_s", "sprints",
     "accel_load", "session_distance_m", "session_hsr_distance_m", "session_sprints",
@@ -184,6 +184,7 @@ class Settings:
     hr_rest: float
     hsr_speed: float
     sprint_speed: float
+    target_trimp: float | None = None  # the roster's only: no [load] default
 
 
 def settings_for(player_id: int, roster: dict[int, RosterRow], load: LoadParams) -> Settings:
@@ -208,6 +209,7 @@ def settings_for(player_id: int, roster: dict[int, RosterRow], load: LoadParams)
         hr_rest=row.hr_rest if row.hr_rest is not None else load.hr_rest,
         hsr_speed=speed(row.hsr_speed, pos.hsr_speed if pos else None, load.hsr_speed),
         sprint_speed=speed(row.sprint_speed, pos.sprint_speed if pos else None, load.sprint_speed),
+        target_trimp=row.target_trimp,
     )
 
 
@@ -472,6 +474,7 @@ def expected_rows(
             "position": s.position,
             "on_roster": s.on_roster,
             "hr_max": float(s.hr_max),
+            "target_trimp": None if s.target_trimp is None else float(s.target_trimp),
             **{f"zone{k}_s": cell.zone_s[k - 1] for k in range(1, 6)},
             "trimp_edwards": trimp_edwards,
             "trimp_banister": cell.trimp_banister,

@@ -126,7 +126,8 @@ def load_window(minute: int, distance: float, sprints: int = 0, session_distance
     edwards = 55 / 60
     return _gw(
         window_start=at(minute), window_end=at(minute + 1), match_id=1, player_id=7,
-        player_name="Ada Lovelace", position="winger", on_roster=True, hr_max=200.0, **zones,
+        player_name="Ada Lovelace", position="winger", on_roster=True, hr_max=200.0, target_trimp=5.0,
+        **zones,
         trimp_edwards=edwards, trimp_banister=0.5, distance_m=distance, hsr_distance_m=distance / 4,
         hsr_s=10.0, sprints=sprints, accel_load=12.5,
         session_distance_m=session_distance if session_distance is not None else distance * (minute + 1),

@@ -283,6 +283,8 @@ def test_settings_take_the_roster_cell_else_the_position_else_the_default():
     roster = {r.player_id: r for r in ROSTER}
     s7, s8, s9, s5 = (settings_for(p, roster, LOAD) for p in (7, 8, 9, 5))
     assert (s7.hr_max, s7.hr_rest, s7.hsr_speed, s7.sprint_speed) == (200.0, 55.0, 6.0, 7.5)
+    # target_trimp is the roster's alone: no position or [load] value stands in for it.
+    assert (s7.target_trimp, s9.target_trimp, s5.target_trimp) == (None, 300.0, None)
     assert (s8.hr_max, s8.hsr_speed, s8.sprint_speed) == (190.0, 5.0, 7.5)
     # A position without a [[load.positions]] entry: the [load] default.
     assert (s9.hr_rest, s9.hsr_speed, s9.sprint_speed) == (50.0, 5.5, 6.5)
@@ -301,15 +303,17 @@ def test_rows_name_the_roster_player_else_the_windows_last_name():
         ev(1, hr=150, player=5, device="v-5"),
         ev(0, hr=150, player=4, device="v-4"),
     ], roster=roster, load=LOAD)
-    got = {r["player_id"]: (r["player_name"], r["position"], r["on_roster"], r["hr_max"], r["zone3_s"],
-                            r["zone4_s"]) for r in rows}
+    got = {r["player_id"]: (r["player_name"], r["position"], r["on_roster"], r["hr_max"], r["target_trimp"],
+                            r["zone3_s"], r["zone4_s"]) for r in rows}
     # 150 bpm is 75 % of player 7's 200 (zone 3) and 78.9 % of the default 190 (zone 3).
     assert got == {
-        7: ("Ada Lovelace", "winger", True, 200.0, 1.0, 0.0),
-        8: ("Bea B.", "winger", True, 190.0, 2.0, 0.0),
-        5: ("Cy", None, False, 190.0, 1.0, 0.0),
-        4: (None, None, False, 190.0, 0.0, 0.0),
+        7: ("Ada Lovelace", "winger", True, 200.0, None, 1.0, 0.0),
+        8: ("Bea B.", "winger", True, 190.0, None, 2.0, 0.0),
+        5: ("Cy", None, False, 190.0, None, 1.0, 0.0),
+        4: (None, None, False, 190.0, None, 0.0, 0.0),
     }
+    r9 = only(expected_rows([ev(0, hr=150, player=9, device="v-9")], roster=roster, load=LOAD))
+    assert (r9["player_name"], r9["target_trimp"]) == ("O'Neil, Jr.", 300.0)
     r7 = next(r for r in rows if r["player_id"] == 7)
     assert close(r7["trimp_banister"], banister(1, (150 - 55) / (200 - 55)))
 

@@ -195,3 +195,22 @@ def test_an_alerts_table_created_before_the_identity_columns_gets_them(tmp_path)
     names = pa.schema(DeltaTable(str(target / "alerts")).schema()).names
     assert names[-4:] == list(synthetic.ALERT_IDENTITY) and sorted(names) == sorted(spec.table_column_names)
     assert synthetic.alert_identities(contents(target, "alerts")) == synthetic.EXPECTED_ALERT_IDENTITY
+
+
+def test_load_files_and_tables_from_before_target_trimp_still_ingest(tmp_path):
+    """load_player_1m gained target_trimp (nullable) after its first release: files of
+    gateways before it read NULL (no target known), and a table created before it gets
+    the column (at the end; the MERGE matches names)."""
+    spec = table("load_player_1m")
+    target = tmp_path / "delta"
+    old_schema = pa.schema([f for f in local_runner.arrow_batch.table_schema(spec) if f.name != "target_trimp"])
+    DeltaTable.create(str(target / spec.name), schema=old_schema, partition_by=["venue_id", "date"])
+    store = tmp_path / "store"
+    synthetic.old_file(synthetic.write_file(store, "load_player_1m", 1, [synthetic.load_window(0, 100.0)]),
+                       "target_trimp")
+    synthetic.write_file(store, "load_player_1m", 2, [synthetic.load_window(1, 100.0)])
+    local_runner.run(str(store), target, tables=["load_player_1m"])
+    names = pa.schema(DeltaTable(str(target / spec.name)).schema()).names
+    assert names[-1] == "target_trimp" and sorted(names) == sorted(spec.table_column_names)
+    got = {r["window_start"]: r["target_trimp"] for r in contents(target, "load_player_1m")}
+    assert got == {synthetic.at(0): None, synthetic.at(1): 5.0}

@@ -214,14 +214,17 @@ def test_the_reference_sees_sprints_zones_and_both_kinds_of_player(scenario):
     for r in rows:
         per_player[(r["match_id"], r["player_id"])] += r["sprints"]
     assert all(n > 0 for n in per_player.values()), per_player
-    names = {(r["player_id"], r["player_name"], r["position"], r["on_roster"], r["hr_max"]) for r in rows}
+    names = {(r["player_id"], r["player_name"], r["position"], r["on_roster"], r["hr_max"], r["target_trimp"])
+             for r in rows}
     assert names == {
-        (1, "Ada Lovelace", "winger", True, 200.0), (2, "Bea Okafor", "winger", True, 190.0),
-        (3, "O'Neil, Jr.", "goalkeeper", True, 185.0), (4, "Dee", "defender", True, 195.0),
-        (5, "Guest Five", None, False, 190.0), (6, None, None, False, 190.0),
-        (7, "Zoë Ødegaard", "midfielder", True, 190.0), (8, "Guest Eight", None, False, 190.0),
-        (30, "Second 30", None, False, 190.0),
+        (1, "Ada Lovelace", "winger", True, 200.0, 250.0), (2, "Bea Okafor", "winger", True, 190.0, None),
+        (3, "O'Neil, Jr.", "goalkeeper", True, 185.0, 120.0), (4, "Dee", "defender", True, 195.0, None),
+        (5, "Guest Five", None, False, 190.0, None), (6, None, None, False, 190.0, None),
+        (7, "Zoë Ødegaard", "midfielder", True, 190.0, 300.0), (8, "Guest Eight", None, False, 190.0, None),
+        (30, "Second 30", None, False, 190.0, None),
     }
+    # Without a roster nobody has a target.
+    assert {r["target_trimp"] for r in scenario["expected"]["defaults"]} == {None}
     roster = scenario["roster"]
     # Speeds from the roster, else the position's, else [load]'s.
     assert [(settings_for(p, roster, li.LOAD).hsr_speed, settings_for(p, roster, li.LOAD).sprint_speed)

@@ -63,7 +63,7 @@ SPEC_COLUMNS = {
                      "zone_id str?, event str, last_seen ts, at ts",
     # SPEC §11.
     "load_player_1m": f"{_W}, match_id int64, player_id int64, player_name str?, position str?, "
-                      "on_roster bool, hr_max double, zone1_s double, zone2_s double, zone3_s double, "
+                      "on_roster bool, hr_max double, target_trimp double?, zone1_s double, zone2_s double, zone3_s double, "
                       "zone4_s double, zone5_s double, trimp_edwards double, trimp_banister double, "
                       "distance_m double, hsr_distance_m double, hsr_s double, sprints int64, "
                       "accel_load double, session_distance_m double, session_hsr_distance_m double, "
