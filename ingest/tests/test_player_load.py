@@ -145,8 +145,9 @@ def test_player_load_match_over_the_replay_sums_the_reference(spark, replayed, s
         for c in ("distance_m", "hsr_distance_m", "sprints", "trimp_edwards", "accel_load"):
             w[c] += r[c]
         w["minutes"] += 1
-        # The last window's running totals are the match's.
+        # The last window's running totals are the match's, its target the player's.
         w["session_distance_m"] = r["session_distance_m"]
+        w["target_trimp"] = r["target_trimp"]
     got = {(r.match_id, r.player_id): r for r in spark.table("player_load_match").collect()}
     assert set(got) == set(want)
     for key, w in want.items():
@@ -155,6 +156,12 @@ def test_player_load_match_over_the_replay_sums_the_reference(spark, replayed, s
         for c in ("distance_m", "hsr_distance_m", "trimp_edwards", "accel_load"):
             assert math.isclose(getattr(g, c), w[c], rel_tol=1e-9, abs_tol=1e-9), (key, c)
         assert math.isclose(g.distance_m, w["session_distance_m"], rel_tol=1e-9, abs_tol=1e-9), key
+        assert g.target_trimp == w["target_trimp"], key
+        if w["target_trimp"] is None:
+            assert g.trimp_pct_of_target is None, key
+        else:
+            assert math.isclose(g.trimp_pct_of_target, 100 * w["trimp_edwards"] / w["target_trimp"],
+                                rel_tol=1e-9), key
 
 
 # ---------------------------------------------------------------- the scenario itself (no gateway)

@@ -105,6 +105,8 @@ def test_views_over_the_ingested_tables(spark, runs):
     [load] = spark.table("player_load_match").collect()
     assert (load.player_id, load.player_name, load.minutes, load.distance_m, load.sprints) == (
         7, "Ada Lovelace", 5, 100.0 + 101.0 + 102.0 + 120.0 + 90.0, 1)
+    # Five minutes of 55/60 Edwards TRIMP against the roster's target of 5.
+    assert load.target_trimp == 5.0 and math.isclose(load.trimp_pct_of_target, 100 * 5 * 55 / 60 / 5, rel_tol=1e-12)
     assert spark.table("player_load_period").count() == 0
     [day] = spark.table("player_load_acwr").collect()
     assert math.isclose(day.daily_load, 5 * 55 / 60, rel_tol=1e-12) and math.isclose(day.acwr, 4.0, rel_tol=1e-12)
