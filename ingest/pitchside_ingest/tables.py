@@ -306,6 +306,21 @@ TABLES: tuple[TableSpec, ...] = (
         mode=UPSERT_NEWER,
         comment="Player load per match, player and minute: HR zones, TRIMP, distance, sprints (SPEC §11).",
     ),
+    TableSpec(
+        # SPEC §11 "Rules.": each firing of a [[load.rules]] entry, with an id
+        # that holds its event_time, so it is keyed and merged like alerts.
+        name="load_alerts",
+        columns=_cols(
+            "alert_id:string", *_GATEWAY, "rule:string", "watch:string", "match_id:long", "player_id:long",
+            "player_name:string?", "position:string?", "device_id:string", "value:double", "threshold:double",
+            "event_time:timestamp", "detected_at:timestamp",
+        ),
+        time_column="event_time",
+        key=("alert_id",),
+        mode=INSERT_ONLY,
+        change_data_feed=True,
+        comment="Player load rule alerts (SPEC §11): a [[load.rules]] entry fired for a player, one row per alert_id.",
+    ),
 )
 
 

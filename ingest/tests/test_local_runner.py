@@ -62,11 +62,12 @@ def test_a_run_after_new_files_adds_only_the_new_rows(store, tmp_path):
     # Only part 2's files were read (the ingest log skips part 1's).
     assert {n: r.files for n, r in result.items() if r.files} == {
         "alerts": 1, "windows_wearable": 1, "raw": 1, "rejects": 1, "progress": 1, "alert_acks": 1,
-        "device_events": 1, "load_player_1m": 1}
+        "device_events": 1, "load_player_1m": 1, "load_alerts": 1}
     inserted = {n: r.rows_inserted for n, r in result.items()}
     assert inserted == {n: synthetic.EXPECTED_ROWS_BOTH[n] - synthetic.EXPECTED_ROWS_PART1[n] for n in TABLE_NAMES}
     # Insert-only tables keep every old row untouched.
-    for name in ("alerts", "raw", "rejects", "progress", "fatigue_alerts", "alert_acks", "device_events"):
+    for name in ("alerts", "raw", "rejects", "progress", "fatigue_alerts", "alert_acks", "device_events",
+                 "load_alerts"):
         after = contents(target, name)
         assert all(row in after for row in before[name]), name
     # The re-emitted window from the newer file replaced the old one.
@@ -123,8 +124,8 @@ def test_change_data_feed_records_each_alert_once(store, tmp_path):
     changes = pa.table(dt.load_cdf(starting_version=0))
     kinds = changes.column("_change_type").to_pylist()
     assert kinds == ["insert"] * 3  # the re-emitted alert and the re-read file changed nothing
-    # The same for acks and device events: each once, as an insert.
-    for name in ("alert_acks", "device_events"):
+    # The same for load alerts, acks and device events: each once, as an insert.
+    for name in ("load_alerts", "alert_acks", "device_events"):
         changes = pa.table(DeltaTable(str(target / name)).load_cdf(starting_version=0))
         assert changes.column("_change_type").to_pylist() == ["insert"] * synthetic.EXPECTED_ROWS_BOTH[name], name
 
@@ -141,7 +142,7 @@ def test_a_file_missing_a_required_column_is_refused(tmp_path):
 def test_table_schema_and_partitions_match_the_ddl(store, tmp_path):
     target = tmp_path / "delta"
     local_runner.run(str(store), target)
-    for name in ("alerts", "rejects", "windows_pitch", "alert_acks", "device_events"):
+    for name in ("alerts", "rejects", "windows_pitch", "alert_acks", "device_events", "load_alerts"):
         schema = pa.schema(DeltaTable(str(target / name)).schema())
         assert schema.names == table(name).table_column_names
 
