@@ -2,7 +2,7 @@
 CREATE TABLE IF NOT EXISTS pitchside.alert_acks (
   venue_id    STRING NOT NULL,
   gateway_id  STRING NOT NULL,
-  alert_id    STRING NOT NULL COMMENT 'the alert seen: alerts.alert_id or fatigue_alerts.alert_id',
+  alert_id    STRING NOT NULL COMMENT 'the alert seen: an alert_id of alerts, fatigue_alerts or load_alerts',
   by          STRING NOT NULL COMMENT 'who acknowledged it, as typed on the venue console',
   note        STRING COMMENT 'their note, if any',
   acked_at    TIMESTAMP NOT NULL COMMENT 'when (wall clock of the gateway)',

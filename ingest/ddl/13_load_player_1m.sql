@@ -10,6 +10,7 @@ CREATE TABLE IF NOT EXISTS pitchside.load_player_1m (
   position               STRING COMMENT 'the roster position (NULL: none, or not on the roster)',
   on_roster              BOOLEAN NOT NULL COMMENT 'whether the player is on the load.roster of the gateway',
   hr_max                 DOUBLE NOT NULL COMMENT 'the HRmax used for the zones, bpm (roster, else load.hr_max)',
+  target_trimp           DOUBLE COMMENT 'the Edwards TRIMP the roster sets as the target of a match (NULL: none, or not on the roster)',
   zone1_s                DOUBLE NOT NULL COMMENT 'seconds in zone 1 (>= 50 % of hr_max by default; load.zones)',
   zone2_s                DOUBLE NOT NULL COMMENT 'seconds in zone 2 (>= 60 % by default)',
   zone3_s                DOUBLE NOT NULL COMMENT 'seconds in zone 3 (>= 70 % by default)',

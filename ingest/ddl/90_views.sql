@@ -197,15 +197,21 @@ GROUP BY venue_id, gateway_id, date_trunc('MINUTE', timestamp);
 
 CREATE OR REPLACE VIEW open_alerts AS
 -- Alerts nobody has acknowledged on a venue console yet (SPEC §10): z-score
--- alerts (kind 'anomaly') and fatigue alerts (kind 'fatigue') with no row in
--- alert_acks, all gateways of a venue together. An ack from any console of
--- the venue closes the alert. Filter by date or match_id: an alert of a match
--- played without the console stays open here for ever.
+-- alerts (kind 'anomaly'), fatigue alerts (kind 'fatigue') and player load
+-- rule alerts (kind 'load', SPEC §11) with no row in alert_acks, all gateways
+-- of a venue together. An ack from any console of the venue closes the alert.
+-- Filter by date or match_id: an alert of a match played without the console
+-- stays open here for ever.
 --
 -- alert_time: the event time the alert is about, the reading's event_time
---   (anomaly) or the window_start of the minute (fatigue).
--- value: the reading (anomaly) or the minute's mean heart rate (fatigue);
---   z_score is NULL for fatigue alerts, device_id and zone_id too.
+--   (anomaly, load) or the window_start of the minute (fatigue).
+-- metric: the reading's metric (anomaly), heart_rate (fatigue), or what the
+--   load rule watches: hr_pct, sprints or load_pct (load).
+-- rule: the name of the load rule that fired (NULL for the other kinds).
+-- value: the reading (anomaly), the minute's mean heart rate (fatigue), or
+--   the watched figure (load: % of HRmax, sprints, % of target_trimp);
+--   z_score is NULL for fatigue and load alerts, device_id for fatigue, and
+--   zone_id for both.
 WITH raised AS (
   SELECT
     'anomaly' AS kind,
@@ -219,6 +225,7 @@ WITH raised AS (
     sensor,
     device_id,
     metric,
+    CAST(NULL AS STRING) AS rule,
     value,
     z_score,
     event_time AS alert_time,
@@ -237,11 +244,31 @@ WITH raised AS (
     'wearable' AS sensor,
     CAST(NULL AS STRING) AS device_id,
     'heart_rate' AS metric,
+    CAST(NULL AS STRING) AS rule,
     heart_rate_mean AS value,
     CAST(NULL AS DOUBLE) AS z_score,
     window_start AS alert_time,
     date
   FROM fatigue_alerts
+  UNION ALL
+  SELECT
+    'load' AS kind,
+    alert_id,
+    venue_id,
+    gateway_id,
+    match_id,
+    player_id,
+    player_name,
+    CAST(NULL AS STRING) AS zone_id,
+    'wearable' AS sensor,
+    device_id,
+    watch AS metric,
+    rule,
+    value,
+    CAST(NULL AS DOUBLE) AS z_score,
+    event_time AS alert_time,
+    date
+  FROM load_alerts
 )
 SELECT r.*
 FROM raised r
@@ -295,11 +322,14 @@ CREATE OR REPLACE VIEW player_load_match AS
 -- minutes: the windows the player has a row for (minutes in which their
 --   wearable sent something); first_window_start / last_window_end bound them.
 -- player_name: the name of the player's latest window that has one;
---   position, on_roster, hr_max: those of the latest window (the roster may
---   change during a match: it is reloaded on SIGHUP).
+--   position, on_roster, hr_max, target_trimp: those of the latest window (the
+--   roster may change during a match: it is reloaded on SIGHUP).
 -- zone{k}_s, trimp_edwards, trimp_banister, distance_m, hsr_distance_m, hsr_s,
 --   sprints, accel_load: sums over the windows (SPEC §11 gives each window its
 --   own share, so the sums are the match's).
+-- trimp_pct_of_target: the match's trimp_edwards in % of target_trimp (the
+--   roster's Edwards TRIMP for a match, what a load_pct rule watches on the
+--   gateway); NULL when the player has no target.
 -- windows_with_downtime: windows with gateway_downtime_ms > 0, during which
 --   the gateway was not running for a while: > 0 means the totals may be
 --   short. (NULL downtime, files of gateways before the column, is not counted.)
@@ -315,6 +345,7 @@ SELECT
   MAX_BY(position, window_start) AS position,
   MAX_BY(on_roster, window_start) AS on_roster,
   MAX_BY(hr_max, window_start) AS hr_max,
+  MAX_BY(target_trimp, window_start) AS target_trimp,
   COUNT(*) AS minutes,
   MIN(window_start) AS first_window_start,
   MAX(window_end) AS last_window_end,
@@ -324,6 +355,7 @@ SELECT
   SUM(zone4_s) AS zone4_s,
   SUM(zone5_s) AS zone5_s,
   SUM(trimp_edwards) AS trimp_edwards,
+  100 * SUM(trimp_edwards) / NULLIF(MAX_BY(target_trimp, window_start), 0) AS trimp_pct_of_target,
   SUM(trimp_banister) AS trimp_banister,
   SUM(distance_m) AS distance_m,
   SUM(hsr_distance_m) AS hsr_distance_m,

@@ -47,7 +47,7 @@ _ALERT_IDENTITY_COMMENTS = {
 }
 
 _CONSOLE_COMMENTS = {
-    ("alert_acks", "alert_id"): "the alert seen: alerts.alert_id or fatigue_alerts.alert_id",
+    ("alert_acks", "alert_id"): "the alert seen: an alert_id of alerts, fatigue_alerts or load_alerts",
     ("alert_acks", "by"): "who acknowledged it, as typed on the venue console",
     ("alert_acks", "note"): "their note, if any",
     ("alert_acks", "acked_at"): "when (wall clock of the gateway)",
@@ -64,6 +64,7 @@ _LOAD_COMMENTS = {
     "position": "the roster position (NULL: none, or not on the roster)",
     "on_roster": "whether the player is on the load.roster of the gateway",
     "hr_max": "the HRmax used for the zones, bpm (roster, else load.hr_max)",
+    "target_trimp": "the Edwards TRIMP the roster sets as the target of a match (NULL: none, or not on the roster)",
     "zone1_s": "seconds in zone 1 (>= 50 % of hr_max by default; load.zones)",
     "zone2_s": "seconds in zone 2 (>= 60 % by default)",
     "zone3_s": "seconds in zone 3 (>= 70 % by default)",
@@ -81,6 +82,19 @@ _LOAD_COMMENTS = {
     "session_sprints": "sprints of the match up to and including this window",
     "session_trimp_edwards": "trimp_edwards of the match up to and including this window",
     "session_accel_load": "accel_load of the match up to and including this window",
+}
+
+_LOAD_ALERT_COMMENTS = {
+    "alert_id": "{venue_id}/load/{rule}/{match_id}/{player_id}/{event_time in µs}",
+    "rule": "the name of the [[load.rules]] entry that fired",
+    "watch": "what it watches: hr_pct, sprints or load_pct",
+    "player_name": "the roster name, else the name the event gave",
+    "position": "the roster position (NULL: none, or not on the roster)",
+    "device_id": "the device of the reading that fired it",
+    "value": "the watched figure when it fired: % of hr_max (hr_pct), sprints counted (sprints), % of target_trimp (load_pct)",
+    "threshold": "the at_least of the rule",
+    "event_time": "the time of the reading that fired it",
+    "detected_at": "when the gateway raised it (its clock)",
 }
 
 _REFERENCE_COMMENTS = {
@@ -106,6 +120,8 @@ def _column_comment(spec: TableSpec, name: str) -> str:
         return _CONSOLE_COMMENTS[(spec.name, name)]
     if spec.name == "load_player_1m" and name in _LOAD_COMMENTS:
         return _LOAD_COMMENTS[name]
+    if spec.name == "load_alerts" and name in _LOAD_ALERT_COMMENTS:
+        return _LOAD_ALERT_COMMENTS[name]
     if spec.name == "alerts" and name in _ALERT_IDENTITY_COMMENTS:
         return f"{_ALERT_IDENTITY_COMMENTS[name]} (NULL for other kinds and older gateways)"
     return ""

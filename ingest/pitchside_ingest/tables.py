@@ -294,7 +294,7 @@ TABLES: tuple[TableSpec, ...] = (
         name="load_player_1m",
         columns=_cols(
             *_WINDOW, "match_id:long", "player_id:long", "player_name:string?", "position:string?",
-            "on_roster:boolean", "hr_max:double",
+            "on_roster:boolean", "hr_max:double", "target_trimp:double?",
             "zone1_s:double", "zone2_s:double", "zone3_s:double", "zone4_s:double", "zone5_s:double",
             "trimp_edwards:double", "trimp_banister:double", "distance_m:double", "hsr_distance_m:double",
             "hsr_s:double", "sprints:long", "accel_load:double",
@@ -305,6 +305,21 @@ TABLES: tuple[TableSpec, ...] = (
         key=("venue_id", "gateway_id", "match_id", "player_id", "window_start"),
         mode=UPSERT_NEWER,
         comment="Player load per match, player and minute: HR zones, TRIMP, distance, sprints (SPEC §11).",
+    ),
+    TableSpec(
+        # SPEC §11 "Rules.": each firing of a [[load.rules]] entry, with an id
+        # that holds its event_time, so it is keyed and merged like alerts.
+        name="load_alerts",
+        columns=_cols(
+            "alert_id:string", *_GATEWAY, "rule:string", "watch:string", "match_id:long", "player_id:long",
+            "player_name:string?", "position:string?", "device_id:string", "value:double", "threshold:double",
+            "event_time:timestamp", "detected_at:timestamp",
+        ),
+        time_column="event_time",
+        key=("alert_id",),
+        mode=INSERT_ONLY,
+        change_data_feed=True,
+        comment="Player load rule alerts (SPEC §11): a [[load.rules]] entry fired for a player, one row per alert_id.",
     ),
 )
 

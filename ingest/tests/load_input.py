@@ -31,7 +31,7 @@ import json
 import random
 from datetime import datetime, timedelta, timezone
 
-from load_reference import LoadParams, Position, RosterRow, WindowParams, event_time_us
+from load_reference import LoadParams, Position, RosterRow, Rule, WindowParams, event_time_us
 
 VENUE = "testvenue"
 GATEWAY = "gw-1"
@@ -49,12 +49,31 @@ ROSTER = [
 ]
 ROSTER_COMMENTS = ("Squad for 2026-11-29; hr_max from the pre-season test",)
 
-# The configured run: every [load] key set, most away from their defaults.
+# The configured run's [[load.rules]] (SPEC §11 "Rules."), each with a case of the text to check:
+RULES = (
+    # Held for 15 s: fires once per spell, again only after a reading below.
+    Rule("red-zone", "hr_pct", 88, hold="15s"),
+    # No hold: fires at the first reading of a spell. Player 4's strap drops out for 7 s
+    # (> max_gap) at 77.4 % and comes back at 90.8 %: a gap starts a new spell, which
+    # fires again; player 8's strap reading that arrives 4 s late is 77.4 % between
+    # readings below 77 %: a reading at t ≤ p changes nothing, so it fires nothing.
+    Rule("above-77", "hr_pct", 77, players=(2, 4, 8)),
+    # 3 sprints within 3 minutes: a sprint older than that no longer counts.
+    Rule("sprint-block", "sprints", 3, within="3m"),
+    # Both limits: wingers and defenders among players 2, 4 and 7 (7, a midfielder, is not
+    # watched though it sprints three times in a minute; 1, a winger, is not listed).
+    Rule("repeated-sprints", "sprints", 2, within="90s", positions=("winger", "defender"), players=(2, 4, 7)),
+    # Once per player and match (player 3 plays two); player 30 is listed but has no target.
+    Rule("match-load", "load_pct", 8, players=(1, 3, 7, 30)),
+)
+
+# The configured run: every [load] key set, most away from their defaults, and rules.
 LOAD = LoadParams(
     hr_max=190.0, hr_rest=55.0, zones=(55, 65, 75, 85, 92), hsr_speed=5.5, sprint_speed=7.0,
     sprint_dwell="2s", max_speed=12.0, max_gap="5s", max_players=1000,
     positions=(Position("winger", hsr_speed=6.0, sprint_speed=7.5), Position("defender", hsr_speed=5.0,
                                                                             sprint_speed=6.8)),
+    rules=RULES,
 )
 WINDOWS = WindowParams(size="1m", watermark_delay="30s")
 

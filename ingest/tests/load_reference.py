@@ -2,10 +2,12 @@
 
 Given the wearable events of a replay (SPEC §1 JSON objects, in arrival order),
 the roster and the `[load]` / `[windows]` parameters, `expected_rows` returns
-the `load_player_1m` rows pitchside must write. It is the check the end-to-end
-test holds the gateway to, so it is written for reading, not for speed: one
-pass to decide which readings are load readings (SPEC §2 duplicates, SPEC §3
-lateness), one pass over those readings per SPEC §11's rules, then the rows.
+the `load_player_1m` rows pitchside must write, and `expected_alerts` the
+`load_alerts` rows of the `[[load.rules]]` ("Rules." in SPEC §11). It is the
+check the end-to-end test holds the gateway to, so it is written for reading,
+not for speed: one pass to decide which readings are load readings (SPEC §2
+duplicates, SPEC §3 lateness), one pass over those readings per SPEC §11's
+formulas, evaluating the rules after each, then the rows.
 
 Times are epoch microseconds (int) throughout; seconds are µs / 1e6.
 
@@ -14,8 +16,18 @@ What it leaves out, because the tests that use it never reach it: the detector
 event_time) as any earlier reading"; the gateway's is bounded by the
 detector's window, which only differs for a repeat more than 100 readings
 later), `windows.max_open_groups`, `load.max_players` eviction, input
-validation (every event given is taken to be accepted) and checkpoints.
-Replay mode: the end of input flushes every window.
+validation (every event given is taken to be accepted), checkpoints and
+reloads (a rule changed by a reload starts afresh). Replay mode: the end of
+input flushes every window.
+
+How it reads SPEC §11's rule text where the text leaves room (see
+`evaluate_rules`): a reading at t ≤ p, which "credits nothing and changes
+nothing", changes no rule state either; hr_pct's `s` is the time of the first
+reading of the spell (the first at or above the threshold after one below, a
+gap, or none); "sprints counted at times in (t − within, t]" are the times of
+the readings at which each sprint reached `sprint_dwell` (where it is counted);
+a rule with both `positions` and `players` is for players in both lists; a
+target_trimp of 0 is no target (a % of it is undefined).
 """
 
 from __future__ import annotations
@@ -34,11 +46,18 @@ METRICS = ("heart_rate", "acceleration", "running_dist")
 # The columns of load_player_1m, in order (SPEC §11).
 COLUMNS = (
     "venue_id", "gateway_id", "window_start", "window_end", "match_id", "player_id",
-    "player_name", "position", "on_roster", "hr_max",
+    "player_name", "position", "on_roster", "hr_max", "target_trimp",
     "zone1_s", "zone2_s", "zone3_s", "zone4_s", "zone5_s",
     "trimp_edwards", "trimp_banister", "distance_m", "hsr_distance_m", "hsr_s", "sprints",
     "accel_load", "session_distance_m", "session_hsr_distance_m", "session_sprints",
     "session_trimp_edwards", "session_accel_load", "gateway_downtime_ms",
+)
+
+
+# The columns of load_alerts, in order (SPEC §11 "Rules.").
+ALERT_COLUMNS = (
+    "alert_id", "venue_id", "gateway_id", "rule", "watch", "match_id", "player_id", "player_name",
+    "position", "device_id", "value", "threshold", "event_time", "detected_at",
 )
 
 
@@ -79,6 +98,7 @@ class LoadParams:
     max_gap: str = "5s"
     max_players: int = 1000
     positions: tuple[Position, ...] = ()
+    rules: tuple["Rule", ...] = ()
 
     def position(self, name: str | None) -> Position | None:
         for p in self.positions:
@@ -108,7 +128,51 @@ class LoadParams:
                 lines.append(f"hsr_speed = {p.hsr_speed!r}")
             if p.sprint_speed is not None:
                 lines.append(f"sprint_speed = {p.sprint_speed!r}")
+        for r in self.rules:
+            lines += ["", r.toml()]
         return "\n".join(lines) + "\n"
+
+
+WATCHES = ("hr_pct", "sprints", "load_pct")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A `[[load.rules]]` entry (SPEC §11 "Rules."). Durations as strings."""
+
+    name: str
+    watch: str
+    at_least: float
+    hold: str = "0s"
+    within: str = "10m"
+    positions: tuple[str, ...] = ()
+    players: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        assert re.fullmatch(r"[a-z0-9-]{1,32}", self.name), self.name
+        assert self.watch in WATCHES, self.watch
+
+    def applies(self, player_id: int, position: str | None) -> bool:
+        """Limited to its players and to its positions (both, when both are given)."""
+        if self.players and player_id not in self.players:
+            return False
+        if self.positions and position not in self.positions:
+            return False
+        return True
+
+    def toml(self) -> str:
+        lines = ["[[load.rules]]", f'name = "{self.name}"', f'watch = "{self.watch}"',
+                 f"at_least = {float(self.at_least)!r}"]
+        # Left out at their defaults, so that the defaults are what the gateway uses too.
+        if self.hold != "0s":
+            lines.append(f'hold = "{self.hold}"')
+        if self.within != "10m":
+            lines.append(f'within = "{self.within}"')
+        if self.positions:
+            lines.append("positions = [" + ", ".join(f'"{p}"' for p in self.positions) + "]")
+        if self.players:
+            lines.append("players = [" + ", ".join(str(p) for p in self.players) + "]")
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -184,6 +248,7 @@ class Settings:
     hr_rest: float
     hsr_speed: float
     sprint_speed: float
+    target_trimp: float | None = None  # the roster's only: no [load] default
 
 
 def settings_for(player_id: int, roster: dict[int, RosterRow], load: LoadParams) -> Settings:
@@ -208,6 +273,7 @@ def settings_for(player_id: int, roster: dict[int, RosterRow], load: LoadParams)
         hr_rest=row.hr_rest if row.hr_rest is not None else load.hr_rest,
         hsr_speed=speed(row.hsr_speed, pos.hsr_speed if pos else None, load.hsr_speed),
         sprint_speed=speed(row.sprint_speed, pos.sprint_speed if pos else None, load.sprint_speed),
+        target_trimp=row.target_trimp,
     )
 
 
@@ -254,6 +320,7 @@ class Reading:
     device_id: str
     metric: str
     value: float
+    player_name: str | None = None  # the event's (for load_alerts)
 
 
 @dataclass
@@ -319,7 +386,7 @@ def load_readings(events: list[dict], windows: WindowParams) -> tuple[list[Readi
                 cell.player_name = event["player_name"]
             for metric, value in fresh:
                 readings.append(Reading(match_id, player_id, start, t, event["device_id"], metric,
-                                        float(value)))
+                                        float(value), event.get("player_name")))
 
         latest = t if latest is None else max(latest, t)
     return readings, cells
@@ -423,7 +490,116 @@ def acceleration(state: PlayerState, r: Reading, cell: Cell, s: Settings, load: 
     state.acceleration = Previous(r.t, r.device_id, r.value)
 
 
-RULES = {"heart_rate": heart_rate, "running_dist": running_dist, "acceleration": acceleration}
+FORMULAS = {"heart_rate": heart_rate, "running_dist": running_dist, "acceleration": acceleration}
+
+
+# ---------------------------------------------------------------- step 2b: the rules
+
+@dataclass
+class RuleState:
+    """One rule's state for one player (match_id, player_id)."""
+
+    spell_start: int | None = None
+    """hr_pct: s, the time of the first reading of the current spell at or above."""
+    fired: bool = False
+    """hr_pct: fired in this spell; load_pct: fired in this match."""
+    sprint_times: list[int] = field(default_factory=list)
+    """sprints: when each sprint counted since the rule last fired was counted."""
+
+
+@dataclass(frozen=True)
+class Firing:
+    rule: Rule
+    reading: Reading
+    value: float
+
+
+@dataclass(frozen=True)
+class Changed:
+    """What one load reading did, as far as the rules look at it."""
+
+    previous_heart_rate: Previous | None
+    """The player's previous heart rate before this reading (for hr_pct's gaps)."""
+    heart_rate_taken: bool
+    """A heart-rate reading after the previous one (t > p): the only kind hr_pct sees."""
+    sprint_counted: bool
+    """This reading counted a sprint (its run reached sprint_dwell)."""
+
+
+def match_trimp_edwards(cells: dict[tuple, Cell], match_id: int, player_id: int) -> float:
+    """The match's Edwards TRIMP of the player so far: every window it has load in."""
+    return sum(k * c.zone_s[k - 1] / 60 for (m, p, _), c in cells.items() if (m, p) == (match_id, player_id)
+               for k in range(1, 6))
+
+
+def evaluate_rules(rules: tuple[Rule, ...], states: dict[tuple, RuleState], r: Reading, changed: Changed,
+                   s: Settings, cells: dict[tuple, Cell], load: LoadParams) -> list[Firing]:
+    """SPEC §11 "Rules.", after one load reading r of player (r.match_id, r.player_id)."""
+    out = []
+    for rule in rules:
+        if not rule.applies(r.player_id, s.position):
+            continue
+        st = states.setdefault((r.match_id, r.player_id, rule.name), RuleState())
+        if rule.watch == "hr_pct":
+            # "100·h/hr_max ≥ at_least at every heart-rate reading since a time s, with no two
+            # consecutive ones more than max_gap apart, and t − s ≥ hold: fires once [...];
+            # a reading below, or a gap, starts it again."
+            if not changed.heart_rate_taken:
+                continue  # not a heart-rate reading, or one at t ≤ p (changes nothing)
+            pct = 100 * r.value / s.hr_max
+            if pct < rule.at_least:
+                st.spell_start, st.fired = None, False
+                continue
+            prev = changed.previous_heart_rate
+            gap = prev is not None and r.t - prev.t > duration_us(load.max_gap)
+            if st.spell_start is None or gap:
+                st.spell_start, st.fired = r.t, False
+            if not st.fired and r.t - st.spell_start >= duration_us(rule.hold):
+                st.fired = True
+                out.append(Firing(rule, r, pct))
+        elif rule.watch == "sprints":
+            # "at a counted sprint, when at_least sprints were counted at times in (t − within, t]
+            # since the rule last fired for the player: fires (value = the count), and counts afresh."
+            if not changed.sprint_counted:
+                continue
+            st.sprint_times.append(r.t)
+            recent = [x for x in st.sprint_times if r.t - duration_us(rule.within) < x <= r.t]
+            if len(recent) >= rule.at_least:
+                out.append(Firing(rule, r, float(len(recent))))
+                st.sprint_times = []
+        else:
+            # "when the match's Edwards TRIMP so far (emitted and open windows) reaches at_least %
+            # of the roster's target_trimp: fires once per player and match (value = the %).
+            # Players without a target are not watched."
+            if not s.target_trimp or st.fired:
+                continue
+            pct = 100 * match_trimp_edwards(cells, r.match_id, r.player_id) / s.target_trimp
+            if pct >= rule.at_least:
+                st.fired = True
+                out.append(Firing(rule, r, pct))
+    return out
+
+
+def credit(events: list[dict], roster: dict[int, RosterRow], load: LoadParams,
+           windows: WindowParams) -> tuple[dict[tuple, Cell], list[Firing]]:
+    """Steps 1 and 2: the cells with their load, and what the rules fired, in arrival order."""
+    readings, cells = load_readings(events, windows)
+    states: dict[tuple[int, int], PlayerState] = {}
+    rule_states: dict[tuple, RuleState] = {}
+    firings = []
+    for r in readings:
+        state = states.setdefault((r.match_id, r.player_id), PlayerState())
+        cell = cells[(r.match_id, r.player_id, r.window_start)]
+        s = settings_for(r.player_id, roster, load)
+        previous_hr, sprints_before = state.heart_rate, cell.sprints
+        FORMULAS[r.metric](state, r, cell, s, load)
+        changed = Changed(
+            previous_heart_rate=previous_hr,
+            heart_rate_taken=r.metric == "heart_rate" and (previous_hr is None or r.t > previous_hr.t),
+            sprint_counted=cell.sprints > sprints_before,
+        )
+        firings += evaluate_rules(load.rules, rule_states, r, changed, s, cells, load)
+    return cells, firings
 
 
 # ---------------------------------------------------------------- step 3: the rows
@@ -439,14 +615,7 @@ def expected_rows(
     """The load_player_1m rows for these events, ordered by (match_id, player_id, window_start)."""
     roster = roster or {}
     size = duration_us(windows.size)
-    readings, cells = load_readings(events, windows)
-
-    states: dict[tuple[int, int], PlayerState] = {}
-    for r in readings:
-        player = (r.match_id, r.player_id)
-        state = states.setdefault(player, PlayerState())
-        cell = cells[(r.match_id, r.player_id, r.window_start)]
-        RULES[r.metric](state, r, cell, settings_for(r.player_id, roster, load), load)
+    cells, _ = credit(events, roster, load, windows)
 
     rows = []
     session: dict[tuple[int, int], dict[str, float]] = {}
@@ -472,6 +641,7 @@ def expected_rows(
             "position": s.position,
             "on_roster": s.on_roster,
             "hr_max": float(s.hr_max),
+            "target_trimp": None if s.target_trimp is None else float(s.target_trimp),
             **{f"zone{k}_s": cell.zone_s[k - 1] for k in range(1, 6)},
             "trimp_edwards": trimp_edwards,
             "trimp_banister": cell.trimp_banister,
@@ -488,6 +658,40 @@ def expected_rows(
             "gateway_downtime_ms": 0,  # always 0 from replay (SPEC §3)
         })
     assert all(tuple(r) == COLUMNS for r in rows)
+    return rows
+
+
+def expected_alerts(
+    events: list[dict],
+    roster: dict[int, RosterRow] | None = None,
+    load: LoadParams = LoadParams(),
+    windows: WindowParams = WindowParams(),
+    venue_id: str = "testvenue",
+    gateway_id: str = "gw-1",
+) -> list[dict]:
+    """The load_alerts rows for these events, in the order they fired, without
+    `detected_at` (the gateway's clock when it raised the alert)."""
+    roster = roster or {}
+    _, firings = credit(events, roster, load, windows)
+    rows = []
+    for f in firings:
+        r, s = f.reading, settings_for(f.reading.player_id, roster, load)
+        rows.append({
+            "alert_id": f"{venue_id}/load/{f.rule.name}/{r.match_id}/{r.player_id}/{r.t}",
+            "venue_id": venue_id,
+            "gateway_id": gateway_id,
+            "rule": f.rule.name,
+            "watch": f.rule.watch,
+            "match_id": r.match_id,
+            "player_id": r.player_id,
+            "player_name": s.name if s.name is not None else r.player_name,
+            "position": s.position,
+            "device_id": r.device_id,
+            "value": f.value,
+            "threshold": float(f.rule.at_least),
+            "event_time": to_datetime(r.t),
+        })
+    assert all(tuple(r) == ALERT_COLUMNS[:-1] for r in rows)
     return rows
 
 
@@ -514,6 +718,37 @@ def row_differences(got: list[dict], want: list[dict], rel: float = 1e-9, abs_: 
     for k in sorted(set(got_by) & set(want_by)):
         g, w = got_by[k], want_by[k]
         for c in COLUMNS:
+            a, b = g.get(c), w[c]
+            if isinstance(b, float) and isinstance(a, float):
+                if not math.isclose(a, b, rel_tol=rel, abs_tol=abs_):
+                    out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
+            elif isinstance(b, datetime):
+                if a is None or _utc(a) != _utc(b):
+                    out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
+            elif type(a) is not type(b) or a != b:
+                out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
+    return out
+
+
+def alert_differences(got: list[dict], want: list[dict], rel: float = 1e-9, abs_: float = 1e-9) -> list[str]:
+    """Where two lists of load_alerts rows differ, by alert_id, as `row_differences`
+    does; `detected_at` (the gateway's clock) is only required to be there."""
+    got_by = {r["alert_id"]: r for r in got}
+    want_by = {r["alert_id"]: r for r in want}
+    out = []
+    if len(got_by) != len(got):
+        out.append(f"{len(got) - len(got_by)} repeated alert_ids in the gateway's rows")
+    for k in sorted(set(want_by) - set(got_by)):
+        w = want_by[k]
+        out.append(f"missing alert {k} (value {w['value']!r})")
+    for k in sorted(set(got_by) - set(want_by)):
+        g = got_by[k]
+        out.append(f"unexpected alert {k} (value {g['value']!r})")
+    for k in sorted(set(got_by) & set(want_by)):
+        g, w = got_by[k], want_by[k]
+        if not isinstance(g.get("detected_at"), datetime):
+            out.append(f"{k} detected_at: gateway {g.get('detected_at')!r}")
+        for c in ALERT_COLUMNS[:-1]:
             a, b = g.get(c), w[c]
             if isinstance(b, float) and isinstance(a, float):
                 if not math.isclose(a, b, rel_tol=rel, abs_tol=abs_):

@@ -4,7 +4,8 @@ The real gateway (`pitchside replay`) never writes the same row into two files
 within one run, so the awkward cases of the MERGE — a re-uploaded file, a window
 re-emitted by a newer file (wearable and load), identical rejects, a row after midnight in a file
 dated the day before, an ack written again after a journal replay, one person
-acking an alert twice, a device silent and back at one instant — are built here
+acking an alert twice, a device silent and back at one instant, a load alert
+re-emitted in a later file — are built here
 by hand, in the gateway's exact layout
 and schema (`arrow_batch.file_schema`, which a test checks against SPEC §5).
 
@@ -126,7 +127,8 @@ def load_window(minute: int, distance: float, sprints: int = 0, session_distance
     edwards = 55 / 60
     return _gw(
         window_start=at(minute), window_end=at(minute + 1), match_id=1, player_id=7,
-        player_name="Ada Lovelace", position="winger", on_roster=True, hr_max=200.0, **zones,
+        player_name="Ada Lovelace", position="winger", on_roster=True, hr_max=200.0, target_trimp=5.0,
+        **zones,
         trimp_edwards=edwards, trimp_banister=0.5, distance_m=distance, hsr_distance_m=distance / 4,
         hsr_s=10.0, sprints=sprints, accel_load=12.5,
         session_distance_m=session_distance if session_distance is not None else distance * (minute + 1),
@@ -197,6 +199,23 @@ def fatigue_id(minute: int) -> str:
     return fatigue(minute, 0.0)["alert_id"]
 
 
+def load_alert(rule: str, watch: str, minute: float, value: float, threshold: float, player: int = 7) -> dict:
+    """A `load_alerts` row (SPEC §11): rule `rule` fired for player 7 (on the roster) or another (not)."""
+    t = at(minute)
+    micros = int(t.timestamp() * 1_000_000)
+    on_roster = player == 7
+    return _gw(
+        alert_id=f"{VENUE}/load/{rule}/1/{player}/{micros}", rule=rule, watch=watch, match_id=1,
+        player_id=player, player_name="Ada Lovelace" if on_roster else None,
+        position="winger" if on_roster else None, device_id=f"w-{player}", value=value, threshold=threshold,
+        event_time=t, detected_at=t + timedelta(milliseconds=3),
+    )
+
+
+def load_alert_id(rule: str, minute: float, player: int = 7) -> str:
+    return load_alert(rule, "", minute, 0.0, 0.0, player)["alert_id"]
+
+
 NEAR_MIDNIGHT = datetime(2026, 11, 29, 23, 59, 50, tzinfo=timezone.utc)
 AFTER_MIDNIGHT = datetime(2026, 11, 30, 0, 0, 10, tzinfo=timezone.utc)
 
@@ -209,6 +228,10 @@ def write_outbox(store: Path, part: int) -> None:
         write_file(store, "windows_pitch", 1, [pitch_window(m, s) for m, s in enumerate([1000, 1100, 1200, 1500])])
         write_file(store, "load_player_1m", 1, [load_window(m, 100.0 + m) for m in range(4)])
         write_file(store, "fatigue_alerts", 1, [fatigue(3, 140.0)])
+        write_file(store, "load_alerts", 1, [
+            load_alert("red-zone", "hr_pct", 2.5, 93.7, 92.0),
+            load_alert("repeated-sprints", "sprints", 3.25, 3.0, 3.0, player=9),
+        ])
         write_file(store, "raw", 1, [
             reading("g-1", at(0), 20.0), reading("g-1", at(1), 30.0),
             reading("g-2", NEAR_MIDNIGHT, 1.0), reading("g-2", AFTER_MIDNIGHT, 2.0),
@@ -221,6 +244,7 @@ def write_outbox(store: Path, part: int) -> None:
             ack(fatigue_id(3), "Physio", at(4)),
             # The same person again, later: a second fact, kept.
             ack(alert_id("g-1", 1), "Dr Khan", at(3), "still high"),
+            ack(load_alert_id("red-zone", 2.5), "Physio", at(2, 40), "subbed off"),
         ])
         write_file(store, "device_events", 1, [
             device_event("w-7", "silent", at(2), at(2, 15), player_id=7),
@@ -233,6 +257,11 @@ def write_outbox(store: Path, part: int) -> None:
     else:
         # Re-emitted alert (same id) plus a new one.
         write_file(store, "alerts", 2, [alert("g-1", 1, 30.0), alert("g-1", 5, 40.0)])
+        # The same for load alerts.
+        write_file(store, "load_alerts", 2, [
+            load_alert("red-zone", "hr_pct", 2.5, 93.7, 92.0),
+            load_alert("match-load", "load_pct", 4.5, 80.4, 80.0),
+        ])
         # Minute 3 re-emitted with more events (the newer file wins), minute 4 new.
         write_file(store, "windows_wearable", 2, [wearable_window(3, 141, events=12), wearable_window(4, 125)])
         # The same for load: minute 3 re-emitted with more distance (the newer file wins), minute 4 new.
@@ -259,16 +288,20 @@ def write_outbox(store: Path, part: int) -> None:
 EXPECTED_ROWS_PART1 = {
     "alerts": 2, "windows_wearable": 4, "windows_pitch": 4, "windows_crowd": 0,
     "windows_generic": 0, "fatigue_alerts": 1, "raw": 4, "late": 1, "rejects": 3, "progress": 2,
-    "alert_acks": 3, "device_events": 5, "load_player_1m": 4,
+    "alert_acks": 4, "device_events": 5, "load_player_1m": 4, "load_alerts": 2,
 }
 EXPECTED_ROWS_BOTH = {
     **EXPECTED_ROWS_PART1, "alerts": 3, "windows_wearable": 5, "raw": 5, "rejects": 4, "progress": 3,
-    "alert_acks": 4, "device_events": 7, "load_player_1m": 5,
+    "alert_acks": 5, "device_events": 7, "load_player_1m": 5, "load_alerts": 3,
 }
 
 # After parts 1 and 2: the alerts nobody acked (kind, alert_id), and the outages
 # (device, silent_at, back_at, outage_seconds) of `device_outages`.
-EXPECTED_OPEN_ALERTS = {("anomaly", alert_id("g-2", 2))}
+EXPECTED_OPEN_ALERTS = {
+    ("anomaly", alert_id("g-2", 2)),
+    ("load", load_alert_id("repeated-sprints", 3.25, player=9)),
+    ("load", load_alert_id("match-load", 4.5)),
+}
 EXPECTED_OUTAGES = {
     ("w-7", at(2, 15), at(2, 40), 40.0),
     ("slm-1", at(3, 15), at(3, 50), 50.0),

@@ -13,12 +13,16 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from load_reference import (
+    ALERT_COLUMNS,
     COLUMNS,
     LoadParams,
     Position,
     RosterRow,
+    Rule,
     WindowParams,
+    alert_differences,
     event_time_us,
+    expected_alerts,
     expected_rows,
     parse_roster,
     roster_csv,
@@ -283,6 +287,8 @@ def test_settings_take_the_roster_cell_else_the_position_else_the_default():
     roster = {r.player_id: r for r in ROSTER}
     s7, s8, s9, s5 = (settings_for(p, roster, LOAD) for p in (7, 8, 9, 5))
     assert (s7.hr_max, s7.hr_rest, s7.hsr_speed, s7.sprint_speed) == (200.0, 55.0, 6.0, 7.5)
+    # target_trimp is the roster's alone: no position or [load] value stands in for it.
+    assert (s7.target_trimp, s9.target_trimp, s5.target_trimp) == (None, 300.0, None)
     assert (s8.hr_max, s8.hsr_speed, s8.sprint_speed) == (190.0, 5.0, 7.5)
     # A position without a [[load.positions]] entry: the [load] default.
     assert (s9.hr_rest, s9.hsr_speed, s9.sprint_speed) == (50.0, 5.5, 6.5)
@@ -301,15 +307,17 @@ def test_rows_name_the_roster_player_else_the_windows_last_name():
         ev(1, hr=150, player=5, device="v-5"),
         ev(0, hr=150, player=4, device="v-4"),
     ], roster=roster, load=LOAD)
-    got = {r["player_id"]: (r["player_name"], r["position"], r["on_roster"], r["hr_max"], r["zone3_s"],
-                            r["zone4_s"]) for r in rows}
+    got = {r["player_id"]: (r["player_name"], r["position"], r["on_roster"], r["hr_max"], r["target_trimp"],
+                            r["zone3_s"], r["zone4_s"]) for r in rows}
     # 150 bpm is 75 % of player 7's 200 (zone 3) and 78.9 % of the default 190 (zone 3).
     assert got == {
-        7: ("Ada Lovelace", "winger", True, 200.0, 1.0, 0.0),
-        8: ("Bea B.", "winger", True, 190.0, 2.0, 0.0),
-        5: ("Cy", None, False, 190.0, 1.0, 0.0),
-        4: (None, None, False, 190.0, 0.0, 0.0),
+        7: ("Ada Lovelace", "winger", True, 200.0, None, 1.0, 0.0),
+        8: ("Bea B.", "winger", True, 190.0, None, 2.0, 0.0),
+        5: ("Cy", None, False, 190.0, None, 1.0, 0.0),
+        4: (None, None, False, 190.0, None, 0.0, 0.0),
     }
+    r9 = only(expected_rows([ev(0, hr=150, player=9, device="v-9")], roster=roster, load=LOAD))
+    assert (r9["player_name"], r9["target_trimp"]) == ("O'Neil, Jr.", 300.0)
     r7 = next(r for r in rows if r["player_id"] == 7)
     assert close(r7["trimp_banister"], banister(1, (150 - 55) / (200 - 55)))
 
@@ -320,6 +328,142 @@ def test_position_speeds_decide_high_speed_running():
     events = [ev(s, dist=5.8 * s, player=p, device=f"v-{p}") for p in (5, 7) for s in range(3)]
     got = {r["player_id"]: r["hsr_s"] for r in expected_rows(events, roster=roster, load=LOAD)}
     assert got == {5: 2.0, 7: 0.0}
+
+
+# ---------------------------------------------------------------- rules (load_alerts)
+
+def fired(events: list[dict], *rules: Rule, roster: list[RosterRow] = (), **load) -> list[tuple]:
+    """(rule, player, seconds after T0, value) of each alert, in the order they fired."""
+    alerts = expected_alerts(events, {r.player_id: r for r in roster}, LoadParams(rules=rules, **load))
+    return [(a["rule"], a["player_id"], (a["event_time"] - T0).total_seconds(), a["value"]) for a in alerts]
+
+
+def test_hr_pct_fires_once_when_held_and_again_after_a_reading_below():
+    # HRmax 190: 90 % is 171 bpm.
+    rule = Rule("red", "hr_pct", 90, hold="3s")
+    got = fired([
+        ev(0, hr=175),  # a spell from s = 0
+        ev(1, hr=175),
+        ev(2, hr=172),
+        ev(3, hr=175),  # t − s = 3 s: fires, value this reading's %
+        ev(4, hr=180),  # once per spell
+        ev(5, hr=160),  # below: starts it again
+        ev(6, hr=171),  # exactly 90 %: at or above, s = 6
+        ev(8, hr=190),
+        ev(9, hr=171),  # 3 s: fires again
+    ], rule)
+    assert got == [("red", 1, 3.0, 100 * 175 / 190), ("red", 1, 9.0, 90.0)]
+
+
+def test_hr_pct_a_gap_over_max_gap_starts_the_spell_again_and_exactly_max_gap_does_not():
+    hr = [ev(s, hr=175) for s in (0, 3, 9, 12, 13, 18)]  # 3 → 9 is 6 s (> 5 s); 13 → 18 exactly 5 s
+    # No hold: fires at the first reading of each spell.
+    assert [t for _, _, t, _ in fired(hr, Rule("red", "hr_pct", 90))] == [0.0, 9.0]
+    # A 4 s hold: not at 9 (9 − 0 would be, but the gap started it again at 9), at 13 (13 − 9).
+    assert [t for _, _, t, _ in fired(hr, Rule("red", "hr_pct", 90, hold="4s"))] == [13.0]
+
+
+def test_hr_pct_ignores_a_reading_before_the_previous_one():
+    got = fired([
+        ev(0, hr=175),  # fires (no hold)
+        ev(2, hr=150),  # below: starts again
+        ev(1, hr=175),  # at t ≤ p: credits nothing, changes nothing (would fire at 1 if it counted)
+        ev(3, hr=175),  # fires
+    ], Rule("red", "hr_pct", 90))
+    assert [t for _, _, t, _ in got] == [0.0, 3.0]
+
+
+def test_hr_pct_is_in_percent_of_the_players_own_hr_max():
+    # 175 bpm is 92.1 % of the default 190 but 87.5 % of player 7's 200.
+    events = [ev(s, hr=175, player=p, device=f"v-{p}") for s in (0, 1) for p in (5, 7)]
+    got = fired(events, Rule("red", "hr_pct", 90), roster=[RosterRow(7, hr_max=200.0)])
+    assert [(p, t) for _, p, t, _ in got] == [(5, 0.0)]
+
+
+def sprint(t0: float, d0: float) -> list[dict]:
+    """A sprint counted at t0 + 1 (8 m/s for 1 s, the default dwell), then a jog."""
+    return [ev(t0, dist=d0), ev(t0 + 1, dist=d0 + 8), ev(t0 + 2, dist=d0 + 10)]
+
+
+def test_sprints_counts_within_the_last_within_and_afresh_after_firing():
+    # Sprints counted at 1, 61, 100, 130 and 150 s (seconds apart: gaps between them credit nothing).
+    events = [e for i, t0 in enumerate((0, 60, 99, 129, 149)) for e in sprint(t0, 1000.0 * i)]
+    assert [r["sprints"] for r in expected_rows(events, windows=WindowParams(size="10m"))] == [5]
+    got = fired(events, Rule("two", "sprints", 2, within="60s"))
+    # At 61: (1, 61] leaves out the sprint at 1 (exactly 60 s before): 1. At 100: 61 and 100: fires
+    # with the count. At 130: counted afresh since 100, so 1 (100 would still be within). At 150: 2.
+    assert got == [("two", 1, 100.0, 2.0), ("two", 1, 150.0, 2.0)]
+    # The default within is 10 minutes: 1 and 61 are two.
+    assert [t for _, _, t, _ in fired(events, Rule("two", "sprints", 2))] == [61.0, 130.0]
+
+
+def test_sprints_are_counted_where_the_run_reaches_the_dwell():
+    # A 3 s run from 0 (8 m/s); with a 2 s dwell it is counted at 2, not where it starts or ends.
+    events = [ev(s, dist=8.0 * s) for s in range(4)] + [ev(4, dist=34.0)]
+    assert fired(events, Rule("one", "sprints", 1), sprint_dwell="2s") == [("one", 1, 2.0, 1.0)]
+
+
+def test_load_pct_fires_once_per_player_and_match_over_all_its_windows():
+    roster = [RosterRow(1, target_trimp=1.0), RosterRow(2)]
+    # 180 bpm is zone 5 (94.7 %): 5/60 Edwards TRIMP a second. From 19:30:55, so the
+    # match's TRIMP spans two windows: 50 % of 1.0 is 6 s, reached at 61 s.
+    events = [ev(s, hr=180, player=p, match=m, device=f"v-{p}-{m}")
+              for s in range(55, 70) for p in (1, 2) for m in (1, 2)]
+    got = [(a["match_id"], a["player_id"], (a["event_time"] - T0).total_seconds(), a["value"])
+           for a in expected_alerts(events, {r.player_id: r for r in roster},
+                                    LoadParams(rules=(Rule("half", "load_pct", 50),)))]
+    # Player 1 in each match, once; player 2 (on the roster, no target) not at all.
+    assert sorted(got) == [(1, 1, 61.0, 50.0), (2, 1, 61.0, 50.0)]
+
+
+def test_a_target_of_zero_is_no_target():
+    got = fired([ev(s, hr=180) for s in range(3)], Rule("half", "load_pct", 50),
+                roster=[RosterRow(1, target_trimp=0.0)])
+    assert got == []
+
+
+def test_rules_are_limited_to_their_positions_and_players_both():
+    both = Rule("r", "hr_pct", 90, positions=("winger",), players=(7, 9))
+    assert [both.applies(p, pos) for p, pos in ((7, "winger"), (7, "defender"), (8, "winger"), (9, None))] == [
+        True, False, False, False]
+    assert Rule("r", "hr_pct", 90).applies(5, None)
+    assert not Rule("r", "hr_pct", 90, positions=("winger",)).applies(5, None)
+    roster = [RosterRow(7, position="winger"), RosterRow(8, position="winger"), RosterRow(9, position="defender")]
+    events = [ev(0, hr=180, player=p, device=f"v-{p}") for p in (7, 8, 9)]
+    assert [p for _, p, _, _ in fired(events, both, roster=roster)] == [7]
+
+
+def test_load_alert_rows_name_the_roster_player_else_the_events_and_have_the_spec_columns():
+    roster = {7: RosterRow(7, name="Ada Lovelace", position="winger")}
+    events = [
+        ev(0, hr=150, player=7, device="v-7", name="Ada"),
+        ev(0, hr=150, player=8, device="v-8", name="Bea"),  # 78.9 %: below
+        ev(1, hr=180, player=8, device="v-8"),              # 94.7 %: fires, and this event has no name
+        ev(2, hr=180, player=8, device="v-8", name="B"),    # the same spell: no alert, but names the window
+        ev(1.5, hr=180, player=7, device="v-7"),            # fires: the roster names player 7
+    ]
+    alerts = expected_alerts(events, roster, LoadParams(rules=(Rule("hot", "hr_pct", 90),)))
+    assert [tuple(a) for a in alerts] == [ALERT_COLUMNS[:-1]] * 2
+    a8, a7 = alerts
+    micros = int(at(1).timestamp()) * 1_000_000
+    assert a8 == {
+        "alert_id": f"testvenue/load/hot/1/8/{micros}", "venue_id": "testvenue", "gateway_id": "gw-1",
+        "rule": "hot", "watch": "hr_pct", "match_id": 1, "player_id": 8, "player_name": None, "position": None,
+        "device_id": "v-8", "value": 100 * 180 / 190, "threshold": 90.0, "event_time": at(1),
+    }
+    assert (a7["player_name"], a7["position"], a7["alert_id"]) == (
+        "Ada Lovelace", "winger", f"testvenue/load/hot/1/7/{micros + 500_000}")
+    # The window of player 8 is named by its last event with a name all the same.
+    assert {r["player_id"]: r["player_name"] for r in expected_rows(events, roster)} == {7: "Ada Lovelace", 8: "B"}
+
+
+def test_alert_differences_compares_by_id_and_only_requires_detected_at():
+    want = expected_alerts([ev(0, hr=180)], load=LoadParams(rules=(Rule("hot", "hr_pct", 90),)))
+    got = [dict(want[0], detected_at=at(5), value=want[0]["value"] + 1e-12)]
+    assert alert_differences(got, want) == []
+    assert alert_differences([dict(got[0], detected_at=None)], want)
+    assert alert_differences([dict(got[0], player_name="X")], want)
+    assert alert_differences([], want) == [f"missing alert {want[0]['alert_id']} (value {want[0]['value']!r})"]
 
 
 # ---------------------------------------------------------------- plumbing

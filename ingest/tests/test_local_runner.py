@@ -62,11 +62,12 @@ def test_a_run_after_new_files_adds_only_the_new_rows(store, tmp_path):
     # Only part 2's files were read (the ingest log skips part 1's).
     assert {n: r.files for n, r in result.items() if r.files} == {
         "alerts": 1, "windows_wearable": 1, "raw": 1, "rejects": 1, "progress": 1, "alert_acks": 1,
-        "device_events": 1, "load_player_1m": 1}
+        "device_events": 1, "load_player_1m": 1, "load_alerts": 1}
     inserted = {n: r.rows_inserted for n, r in result.items()}
     assert inserted == {n: synthetic.EXPECTED_ROWS_BOTH[n] - synthetic.EXPECTED_ROWS_PART1[n] for n in TABLE_NAMES}
     # Insert-only tables keep every old row untouched.
-    for name in ("alerts", "raw", "rejects", "progress", "fatigue_alerts", "alert_acks", "device_events"):
+    for name in ("alerts", "raw", "rejects", "progress", "fatigue_alerts", "alert_acks", "device_events",
+                 "load_alerts"):
         after = contents(target, name)
         assert all(row in after for row in before[name]), name
     # The re-emitted window from the newer file replaced the old one.
@@ -123,8 +124,8 @@ def test_change_data_feed_records_each_alert_once(store, tmp_path):
     changes = pa.table(dt.load_cdf(starting_version=0))
     kinds = changes.column("_change_type").to_pylist()
     assert kinds == ["insert"] * 3  # the re-emitted alert and the re-read file changed nothing
-    # The same for acks and device events: each once, as an insert.
-    for name in ("alert_acks", "device_events"):
+    # The same for load alerts, acks and device events: each once, as an insert.
+    for name in ("load_alerts", "alert_acks", "device_events"):
         changes = pa.table(DeltaTable(str(target / name)).load_cdf(starting_version=0))
         assert changes.column("_change_type").to_pylist() == ["insert"] * synthetic.EXPECTED_ROWS_BOTH[name], name
 
@@ -141,7 +142,7 @@ def test_a_file_missing_a_required_column_is_refused(tmp_path):
 def test_table_schema_and_partitions_match_the_ddl(store, tmp_path):
     target = tmp_path / "delta"
     local_runner.run(str(store), target)
-    for name in ("alerts", "rejects", "windows_pitch", "alert_acks", "device_events"):
+    for name in ("alerts", "rejects", "windows_pitch", "alert_acks", "device_events", "load_alerts"):
         schema = pa.schema(DeltaTable(str(target / name)).schema())
         assert schema.names == table(name).table_column_names
 
@@ -195,3 +196,22 @@ def test_an_alerts_table_created_before_the_identity_columns_gets_them(tmp_path)
     names = pa.schema(DeltaTable(str(target / "alerts")).schema()).names
     assert names[-4:] == list(synthetic.ALERT_IDENTITY) and sorted(names) == sorted(spec.table_column_names)
     assert synthetic.alert_identities(contents(target, "alerts")) == synthetic.EXPECTED_ALERT_IDENTITY
+
+
+def test_load_files_and_tables_from_before_target_trimp_still_ingest(tmp_path):
+    """load_player_1m gained target_trimp (nullable) after its first release: files of
+    gateways before it read NULL (no target known), and a table created before it gets
+    the column (at the end; the MERGE matches names)."""
+    spec = table("load_player_1m")
+    target = tmp_path / "delta"
+    old_schema = pa.schema([f for f in local_runner.arrow_batch.table_schema(spec) if f.name != "target_trimp"])
+    DeltaTable.create(str(target / spec.name), schema=old_schema, partition_by=["venue_id", "date"])
+    store = tmp_path / "store"
+    synthetic.old_file(synthetic.write_file(store, "load_player_1m", 1, [synthetic.load_window(0, 100.0)]),
+                       "target_trimp")
+    synthetic.write_file(store, "load_player_1m", 2, [synthetic.load_window(1, 100.0)])
+    local_runner.run(str(store), target, tables=["load_player_1m"])
+    names = pa.schema(DeltaTable(str(target / spec.name)).schema()).names
+    assert names[-1] == "target_trimp" and sorted(names) == sorted(spec.table_column_names)
+    got = {r["window_start"]: r["target_trimp"] for r in contents(target, "load_player_1m")}
+    assert got == {synthetic.at(0): None, synthetic.at(1): 5.0}

@@ -1,13 +1,15 @@
-"""End to end (SPEC §11): `pitchside replay` writes `load_player_1m`, equal row by row to the reference.
+"""End to end (SPEC §11): `pitchside replay` writes `load_player_1m` and `load_alerts`,
+equal row by row to the reference.
 
 Ten minutes of a match (load_input.py: eight players and a second match at
 about 1 Hz, sprints, heart rate across the zones, and the awkward cases), a
-roster CSV, and two configs: every `[load]` key set with the roster
-("configured"), and no `[load]` section at all ("defaults"). The gateway's
-rows are compared with load_reference.py's, computed from the same input:
-integers, strings, booleans and times exactly, floats to 1e-9 relative or
-1e-9 absolute. Then the rows go through the delta-rs runner and the Spark job
-into `player_load_match`.
+roster CSV, and two configs: every `[load]` key set with the roster and five
+`[[load.rules]]` ("configured"), and no `[load]` section at all ("defaults").
+The gateway's rows are compared with load_reference.py's, computed from the
+same input: integers, strings, booleans and times exactly, floats to 1e-9
+relative or 1e-9 absolute (load_alerts by alert_id; detected_at is the
+gateway's clock). Then the rows go through the delta-rs runner and the Spark
+job into `player_load_match` and `open_alerts`.
 
 The replays need the pitchside binary (see conftest: skipped loudly without
 it, failed with PITCHSIDE_REQUIRE_SERVICES=1); the checks of the scenario
@@ -29,7 +31,10 @@ from conftest import replay
 from helpers import canonical, delta_contents, gateway_files, read_gateway_table
 from load_reference import (
     LoadParams,
+    Rule,
+    alert_differences,
     event_time_us,
+    expected_alerts,
     expected_rows,
     load_readings,
     parse_roster,
@@ -39,9 +44,11 @@ from load_reference import (
 )
 from pitchside_ingest import local_runner, spark_sinks, views
 from pitchside_ingest.spark_job import JobOptions, run
+from pitchside_ingest.tables import table
 from test_tables import SPEC_COLUMNS, parquet_columns
 
 TABLE = "load_player_1m"
+ALERTS = "load_alerts"
 CONFIGS = ("configured", "defaults")
 FILE_NAME = re.compile(r"^gw-1-\d{12}\.parquet$")
 
@@ -61,6 +68,10 @@ def scenario(tmp_path_factory) -> dict:
         "expected": {
             "configured": expected_rows(events, roster, li.LOAD, li.WINDOWS, li.VENUE, li.GATEWAY),
             "defaults": expected_rows(events, {}, LoadParams(), li.WINDOWS, li.VENUE, li.GATEWAY),
+        },
+        "alerts": {
+            "configured": expected_alerts(events, roster, li.LOAD, li.WINDOWS, li.VENUE, li.GATEWAY),
+            "defaults": [],  # no [load], so no rules
         },
     }
 
@@ -96,13 +107,28 @@ def test_gateway_load_rows_equal_the_reference_row_by_row(replayed, scenario):
         f"reference's {len(want)}; the first 40:\n" + "\n".join(differences[:40]))
 
 
-def test_load_files_have_the_spec_schema_and_layout(replayed):
-    _, outbox = replayed
-    for path in gateway_files(outbox, TABLE):
-        rel = path.relative_to(outbox / TABLE).parts
+def test_gateway_load_alerts_equal_the_reference(replayed, scenario):
+    name, outbox = replayed
+    got = read_gateway_table(outbox, ALERTS).to_pylist()
+    want = scenario["alerts"][name]
+    differences = alert_differences(got, want)
+    assert not differences, (
+        f"{name}: {len(differences)} differences between the gateway's {len(got)} load alerts and the "
+        f"reference's {len(want)}; the first 40:\n" + "\n".join(differences[:40]))
+    if name == "defaults":
+        assert not gateway_files(outbox, ALERTS)
+
+
+@pytest.mark.parametrize("name", [TABLE, ALERTS])
+def test_load_files_have_the_spec_schema_and_layout(replayed, name):
+    config, outbox = replayed
+    files = gateway_files(outbox, name)
+    assert files or (config, name) == ("defaults", ALERTS)
+    for path in files:
+        rel = path.relative_to(outbox / name).parts
         assert rel[0] == f"venue_id={li.VENUE}" and FILE_NAME.match(rel[2]), path
-        assert parquet_columns(path) == SPEC_COLUMNS[TABLE], path
-        first = min(pq.read_table(path, columns=["window_start"]).column(0).to_pylist())
+        assert parquet_columns(path) == SPEC_COLUMNS[name], path
+        first = min(pq.read_table(path, columns=[table(name).time_column]).column(0).to_pylist())
         assert rel[1] == f"date={first:%Y-%m-%d}", path
 
 
@@ -145,8 +171,9 @@ def test_player_load_match_over_the_replay_sums_the_reference(spark, replayed, s
         for c in ("distance_m", "hsr_distance_m", "sprints", "trimp_edwards", "accel_load"):
             w[c] += r[c]
         w["minutes"] += 1
-        # The last window's running totals are the match's.
+        # The last window's running totals are the match's, its target the player's.
         w["session_distance_m"] = r["session_distance_m"]
+        w["target_trimp"] = r["target_trimp"]
     got = {(r.match_id, r.player_id): r for r in spark.table("player_load_match").collect()}
     assert set(got) == set(want)
     for key, w in want.items():
@@ -155,6 +182,41 @@ def test_player_load_match_over_the_replay_sums_the_reference(spark, replayed, s
         for c in ("distance_m", "hsr_distance_m", "trimp_edwards", "accel_load"):
             assert math.isclose(getattr(g, c), w[c], rel_tol=1e-9, abs_tol=1e-9), (key, c)
         assert math.isclose(g.distance_m, w["session_distance_m"], rel_tol=1e-9, abs_tol=1e-9), key
+        assert g.target_trimp == w["target_trimp"], key
+        if w["target_trimp"] is None:
+            assert g.trimp_pct_of_target is None, key
+        else:
+            assert math.isclose(g.trimp_pct_of_target, 100 * w["trimp_edwards"] / w["target_trimp"],
+                                rel_tol=1e-9), key
+
+
+def test_load_alerts_through_both_engines_and_open_alerts(spark, replayed, tmp_path):
+    """Each alert once in delta-rs (as one insert in the change data feed) and in Spark, and
+    open (no one acked on a console) in open_alerts with its rule."""
+    name, outbox = replayed
+    gateway = canonical(read_gateway_table(outbox, ALERTS).to_pylist())
+    target = tmp_path / "delta"
+    local_runner.run(str(outbox), target, tables=[ALERTS])
+    local_runner.run(str(outbox), target, tables=[ALERTS], reprocess=True)
+    rows = delta_contents(target, ALERTS)
+    assert canonical([{k: v for k, v in r.items() if k not in ("date", "source_file")} for r in rows]) == gateway
+    assert all(r["date"] == r["event_time"].date() for r in rows)
+    if rows:
+        from deltalake import DeltaTable
+
+        changes = DeltaTable(str(target / ALERTS)).load_cdf(starting_version=0).read_all()
+        assert changes.column("_change_type").to_pylist() == ["insert"] * len(rows)
+
+    run(spark, JobOptions(source=str(outbox), target=str(tmp_path / "tables"), checkpoint=str(tmp_path / "ck"),
+                          target_format="parquet", auto_loader=False, tables=(ALERTS,)))
+    spark_sinks.register_parquet_tables(spark, str(tmp_path / "tables"))
+    views.create_views(spark, temporary=True)
+    open_alerts = {r.alert_id: r for r in spark.table("open_alerts").collect()}
+    assert set(open_alerts) == {r["alert_id"] for r in gateway}
+    for r in gateway:
+        o = open_alerts[r["alert_id"]]
+        assert (o.kind, o.rule, o.metric, o.player_id, o.device_id, o.value, o.alert_time) == (
+            "load", r["rule"], r["watch"], r["player_id"], r["device_id"], r["value"], r["event_time"])
 
 
 # ---------------------------------------------------------------- the scenario itself (no gateway)
@@ -214,14 +276,17 @@ def test_the_reference_sees_sprints_zones_and_both_kinds_of_player(scenario):
     for r in rows:
         per_player[(r["match_id"], r["player_id"])] += r["sprints"]
     assert all(n > 0 for n in per_player.values()), per_player
-    names = {(r["player_id"], r["player_name"], r["position"], r["on_roster"], r["hr_max"]) for r in rows}
+    names = {(r["player_id"], r["player_name"], r["position"], r["on_roster"], r["hr_max"], r["target_trimp"])
+             for r in rows}
     assert names == {
-        (1, "Ada Lovelace", "winger", True, 200.0), (2, "Bea Okafor", "winger", True, 190.0),
-        (3, "O'Neil, Jr.", "goalkeeper", True, 185.0), (4, "Dee", "defender", True, 195.0),
-        (5, "Guest Five", None, False, 190.0), (6, None, None, False, 190.0),
-        (7, "Zoë Ødegaard", "midfielder", True, 190.0), (8, "Guest Eight", None, False, 190.0),
-        (30, "Second 30", None, False, 190.0),
+        (1, "Ada Lovelace", "winger", True, 200.0, 250.0), (2, "Bea Okafor", "winger", True, 190.0, None),
+        (3, "O'Neil, Jr.", "goalkeeper", True, 185.0, 120.0), (4, "Dee", "defender", True, 195.0, None),
+        (5, "Guest Five", None, False, 190.0, None), (6, None, None, False, 190.0, None),
+        (7, "Zoë Ødegaard", "midfielder", True, 190.0, 300.0), (8, "Guest Eight", None, False, 190.0, None),
+        (30, "Second 30", None, False, 190.0, None),
     }
+    # Without a roster nobody has a target.
+    assert {r["target_trimp"] for r in scenario["expected"]["defaults"]} == {None}
     roster = scenario["roster"]
     # Speeds from the roster, else the position's, else [load]'s.
     assert [(settings_for(p, roster, li.LOAD).hsr_speed, settings_for(p, roster, li.LOAD).sprint_speed)
@@ -237,3 +302,52 @@ def test_the_input_and_roster_files(scenario):
     # A comment first, the header, a blank line, a quoted name with a comma, a UTF-8 name, empty cells.
     assert roster[0].startswith("# ") and roster[1].startswith("player_id,name,") and roster[2] == ""
     assert '"O\'Neil, Jr."' in roster[5] and "Zoë Ødegaard" in roster[7] and roster[6].startswith("4,,defender,")
+
+
+def alert_times(alerts: list[dict], rule: str, player: int) -> list[float]:
+    return [second({"event_time": a["event_time"].strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
+            for a in alerts if a["rule"] == rule and a["player_id"] == player]
+
+
+def variant(scenario, rule: Rule) -> list[dict]:
+    """The alerts of one rule, with the scenario's input and roster."""
+    load = LoadParams(**{**li.LOAD.__dict__, "rules": (rule,)})
+    return expected_alerts(scenario["events"], scenario["roster"], load, li.WINDOWS, li.VENUE, li.GATEWAY)
+
+
+def test_the_rules_see_each_case_they_are_there_for(scenario):
+    alerts = scenario["alerts"]["configured"]
+    events = scenario["events"]
+    per_rule = Counter(a["rule"] for a in alerts)
+    assert set(per_rule) == {r.name for r in li.RULES} and len(alerts) >= 40, per_rule
+    # red-zone (held 15 s) fires more than once for a player: after a reading below.
+    assert max(Counter(a["player_id"] for a in alerts if a["rule"] == "red-zone").values()) >= 2
+    # above-77: player 4's strap is off from 240.4 s to 247.5 s (> max_gap), at or above 77 % on
+    # both sides: the gap starts a new spell, which fires again.
+    strap4 = [(second(e), 100 * e["heart_rate"] / 195) for e in events
+              if e["device_id"] == "vest-4" and e.get("heart_rate") is not None and 239 < second(e) < 248]
+    assert [round(t) for t, _ in strap4] == [239, 240, 247] and strap4[0][1] < 77 <= min(p for _, p in strap4[1:])
+    assert {round(strap4[1][0], 3), round(strap4[2][0], 3)} <= {round(t, 3) for t in alert_times(alerts, "above-77", 4)}
+    # above-77: player 8's strap reading of 380.9 s arrives after 384.9 s, at 77.4 % while the
+    # readings from 381.9 s to 385.9 s are below 77 %; as a reading at t <= p it fires nothing
+    # (it would, on its own, if it counted).
+    [held] = [e for e in events if e["device_id"] == "strap-8" and 380 <= second(e) < 381]
+    after = [100 * e["heart_rate"] / 190 for e in events if e["device_id"] == "strap-8" and 381 < second(e) < 386]
+    assert 100 * held["heart_rate"] / 190 >= 77 and len(after) == 5 and max(after) < 77
+    assert all(abs(t - second(held)) > 1 for t in alert_times(alerts, "above-77", 8))
+    # repeated-sprints: positions and players both; player 7 (a midfielder) sprints often enough.
+    assert {a["player_id"] for a in alerts if a["rule"] == "repeated-sprints"} <= {2, 4}
+    assert 7 in {a["player_id"] for a in variant(scenario, Rule("p", "sprints", 2, within="90s", players=(2, 4, 7)))}
+    # sprint-block: within 3 minutes differs from counting every sprint since it last fired.
+    unbounded = variant(scenario, Rule("sprint-block", "sprints", 3, within="1h"))
+    assert [a["alert_id"] for a in unbounded] != [a["alert_id"] for a in alerts if a["rule"] == "sprint-block"]
+    # match-load: once per player and match, player 3 in both of its matches; 30 has no target.
+    assert sorted((a["match_id"], a["player_id"]) for a in alerts if a["rule"] == "match-load") == [
+        (1, 1), (1, 3), (1, 7), (2, 3)]
+    assert all(8 <= a["value"] < 8.1 for a in alerts if a["rule"] == "match-load")
+    # The event's name when the player has no roster name: some events carry none.
+    rows = {(r["match_id"], r["player_id"], r["window_start"].replace(second=0, microsecond=0)): r["player_name"]
+            for r in scenario["expected"]["configured"]}
+    unnamed = [a for a in alerts if a["player_name"] is None]
+    assert any(rows[(a["match_id"], a["player_id"], a["event_time"].replace(second=0, microsecond=0))]
+               for a in unnamed)

@@ -30,13 +30,13 @@ UTC = timezone.utc
 
 
 def load_row(gateway: str, match: int, player: int, start: datetime, rng: random.Random,
-             name: str | None = None, downtime: int | None = 0) -> dict:
+             name: str | None = None, downtime: int | None = 0, target: float | None = None) -> dict:
     """One minute of one player, with figures that need not be consistent, only summable."""
     zones = [round(rng.uniform(0, 12), 3) for _ in range(5)]
     return {
         "venue_id": VENUE, "gateway_id": gateway, "window_start": start, "window_end": start + timedelta(minutes=1),
         "match_id": match, "player_id": player, "player_name": name, "position": "winger" if player == 7 else None,
-        "on_roster": player == 7, "hr_max": 200.0 if player == 7 else 190.0,
+        "on_roster": player == 7, "hr_max": 200.0 if player == 7 else 190.0, "target_trimp": target,
         **{f"zone{k}_s": z for k, z in enumerate(zones, start=1)},
         "trimp_edwards": sum(k * z / 60 for k, z in enumerate(zones, start=1)),
         "trimp_banister": round(rng.uniform(0, 1.5), 4), "distance_m": round(rng.uniform(20, 220), 2),
@@ -67,6 +67,14 @@ PERIODS = [  # the club's fixtures: kick-offs off the minute, and a match withou
 ]
 
 
+def target_of(match: int, player: int, minute: int) -> float | None:
+    """The roster's target_trimp: player 7 has one, raised during match 4 (a roster
+    reload: the latest window's counts); the others have none."""
+    if player != 7:
+        return None
+    return 33.0 if match == 4 and minute >= 45 else 30.0
+
+
 def rows() -> list[dict]:
     rng = random.Random(11)
     out = []
@@ -79,7 +87,8 @@ def rows() -> list[dict]:
                 gateway = "gw-2" if (match, player) == (2, 9) and 40 <= m < 60 else "gw-1"
                 name = {7: "Ada Lovelace", 9: "Bea" if m % 7 else None}.get(player)
                 downtime = None if match == 3 and m < 5 else (1500 if match == 2 and m == 10 else 0)
-                out.append(load_row(gateway, match, player, start + timedelta(minutes=m), rng, name, downtime))
+                out.append(load_row(gateway, match, player, start + timedelta(minutes=m), rng, name, downtime,
+                                    target_of(match, player, m)))
     return out
 
 
@@ -139,12 +148,21 @@ def test_player_load_match_sums_every_minute_of_the_match(spark, lakehouse):
         want["first_window_start"] = normalize(min(r["window_start"] for r in rs))
         want["last_window_end"] = normalize(max(r["window_end"] for r in rs))
         want["date"] = min(r["window_start"] for r in rs).date()
+        latest = max(rs, key=lambda r: r["window_start"])
+        want["target_trimp"] = latest["target_trimp"]
+        want["trimp_pct_of_target"] = (None if latest["target_trimp"] is None
+                                       else 100 * want["trimp_edwards"] / latest["target_trimp"])
         same(got[key], want, key)
     # Both gateways' minutes of player 9 in match 2, the one with downtime flagged.
     assert (got[(2, 9)]["minutes"], got[(2, 9)]["windows_with_downtime"]) == (95, 1)
     assert (got[(1, 7)]["position"], got[(1, 7)]["on_roster"], got[(1, 9)]["hr_max"]) == ("winger", True, 190.0)
     # Match 3 started on day 10 and ended on day 11 (UTC): its date is day 10.
     assert got[(3, 7)]["date"] == date(2026, 10, 11)
+    # The load against target: the latest window's target (raised during match 4); none for player 9.
+    assert (got[(1, 7)]["target_trimp"], got[(4, 7)]["target_trimp"]) == (30.0, 33.0)
+    assert math.isclose(got[(4, 7)]["trimp_pct_of_target"], 100 * got[(4, 7)]["trimp_edwards"] / 33.0,
+                        rel_tol=1e-12)
+    assert (got[(1, 9)]["target_trimp"], got[(1, 9)]["trimp_pct_of_target"]) == (None, None)
 
 
 def middle_in(r: dict, start: datetime, end: datetime) -> bool:

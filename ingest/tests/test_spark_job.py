@@ -46,7 +46,7 @@ def test_job_reads_each_file_once_per_checkpoint(runs):
     assert read1 == {n: c for n, c in synthetic.EXPECTED_ROWS_PART1.items() if c}
     assert read2 == {"alerts": 2, "windows_wearable": 2, "windows_pitch": 0, "fatigue_alerts": 0,
                      "raw": 2, "late": 0, "rejects": 2, "progress": 2, "alert_acks": 2, "device_events": 3,
-                     "load_player_1m": 2}
+                     "load_player_1m": 2, "load_alerts": 2}
     assert sum(read3.values()) == sum(read1.values()) + sum(read2.values())
 
 
@@ -96,7 +96,14 @@ def test_views_over_the_ingested_tables(spark, runs):
     timeline = spark.table("fleet_health_timeline").orderBy("minute").collect()
     assert [r.input_rows for r in timeline] == [100, 50, 70]
 
-    assert {(r.kind, r.alert_id) for r in spark.table("open_alerts").collect()} == synthetic.EXPECTED_OPEN_ALERTS
+    open_alerts = spark.table("open_alerts").collect()
+    assert {(r.kind, r.alert_id) for r in open_alerts} == synthetic.EXPECTED_OPEN_ALERTS
+    # A load alert: what its rule watches as the metric, the rule's name, the reading's time.
+    [match_load] = [r for r in open_alerts if r.rule == "match-load"]
+    assert (match_load.metric, match_load.sensor, match_load.device_id, match_load.player_name, match_load.value,
+            match_load.z_score, match_load.alert_time) == (
+        "load_pct", "wearable", "w-7", "Ada Lovelace", 80.4, None, normalize(synthetic.at(4.5)))
+    assert {r.rule for r in open_alerts if r.kind != "load"} == {None}
     outages = {(r.device_id, r.silent_at, r.back_at, r.outage_seconds)
                for r in spark.table("device_outages").collect()}
     assert outages == {tuple(normalize(v) for v in o) for o in synthetic.EXPECTED_OUTAGES}
@@ -105,6 +112,8 @@ def test_views_over_the_ingested_tables(spark, runs):
     [load] = spark.table("player_load_match").collect()
     assert (load.player_id, load.player_name, load.minutes, load.distance_m, load.sprints) == (
         7, "Ada Lovelace", 5, 100.0 + 101.0 + 102.0 + 120.0 + 90.0, 1)
+    # Five minutes of 55/60 Edwards TRIMP against the roster's target of 5.
+    assert load.target_trimp == 5.0 and math.isclose(load.trimp_pct_of_target, 100 * 5 * 55 / 60 / 5, rel_tol=1e-12)
     assert spark.table("player_load_period").count() == 0
     [day] = spark.table("player_load_acwr").collect()
     assert math.isclose(day.daily_load, 5 * 55 / 60, rel_tol=1e-12) and math.isclose(day.acwr, 4.0, rel_tol=1e-12)

@@ -63,12 +63,15 @@ SPEC_COLUMNS = {
                      "zone_id str?, event str, last_seen ts, at ts",
     # SPEC §11.
     "load_player_1m": f"{_W}, match_id int64, player_id int64, player_name str?, position str?, "
-                      "on_roster bool, hr_max double, zone1_s double, zone2_s double, zone3_s double, "
+                      "on_roster bool, hr_max double, target_trimp double?, zone1_s double, zone2_s double, zone3_s double, "
                       "zone4_s double, zone5_s double, trimp_edwards double, trimp_banister double, "
                       "distance_m double, hsr_distance_m double, hsr_s double, sprints int64, "
                       "accel_load double, session_distance_m double, session_hsr_distance_m double, "
                       "session_sprints int64, session_trimp_edwards double, session_accel_load double"
                       + _DOWN,
+    "load_alerts": "alert_id str, venue_id str, gateway_id str, rule str, watch str, match_id int64, "
+                   "player_id int64, player_name str?, position str?, device_id str, value double, "
+                   "threshold double, event_time ts, detected_at ts",
 }
 _ARROW = {"str": pa.string(), "int64": pa.int64(), "double": pa.float64(),
           "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary(), "bool": pa.bool_()}
@@ -143,9 +146,11 @@ def test_checked_in_ddl_is_generated_from_the_catalogue():
 
 
 def test_change_data_feed_is_on_for_the_alert_and_device_event_tables_only():
+    # The gateway tables keep their numbers: a new one is added at the end.
     files = ddl.ddl_files()
     with_cdf = {n for n, text in files.items() if "enableChangeDataFeed" in text}
-    assert with_cdf == {"01_alerts.sql", "06_fatigue_alerts.sql", "11_alert_acks.sql", "12_device_events.sql"}
+    assert with_cdf == {"01_alerts.sql", "06_fatigue_alerts.sql", "11_alert_acks.sql", "12_device_events.sql",
+                        "14_load_alerts.sql"}
     assert all("PARTITIONED BY (venue_id, date)" in files[f"{i:02d}_{t}.sql"]
                for i, t in enumerate(TABLE_NAMES, start=1))
 
@@ -166,6 +171,13 @@ def test_merge_statements_and_ddl_parse_in_spark(spark):
 def test_load_table_is_keyed_and_merged_like_windows_wearable():
     load, wearable = table("load_player_1m"), table("windows_wearable")
     assert (load.key, load.mode, load.time_column) == (wearable.key, wearable.mode, wearable.time_column)
+
+
+def test_load_alerts_are_keyed_and_merged_like_the_other_alerts():
+    load, alerts, fatigue = table("load_alerts"), table("alerts"), table("fatigue_alerts")
+    assert (load.key, load.mode, load.change_data_feed) == (alerts.key, alerts.mode, True) == (
+        fatigue.key, fatigue.mode, True)
+    assert load.time_column == "event_time" and TABLE_NAMES[-1] == "load_alerts"
 
 
 def test_match_periods_ddl_is_a_small_unpartitioned_table_the_club_fills():
