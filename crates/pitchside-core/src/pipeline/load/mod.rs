@@ -15,7 +15,7 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
-pub use player::{Session, Sums, RECENT_WINDOWS};
+pub use player::{Session, Sums};
 
 use crate::config::{LoadConfig, Profile};
 use crate::model::{Event, Identity, Micros};
@@ -81,8 +81,8 @@ pub struct PlayerLoadStatus {
     pub so_far: Session,
     /// The roster's Edwards TRIMP target for a match.
     pub target_trimp: Option<f64>,
-    /// The last emitted windows, oldest first: start, sums.
-    pub recent: Vec<(Micros, Sums)>,
+    /// The last emitted window: start, sums.
+    pub last_window: Option<(Micros, Sums)>,
 }
 
 /// Load state of every player, bounded by `load.max_players`.
@@ -93,6 +93,11 @@ pub struct LoadTracker {
     players: FxHashMap<(i64, i64), Player>,
     /// Updates so far: the order in which players were last updated.
     arrivals: u64,
+    /// `(arrival, player)` of every update, oldest first: the stalest
+    /// player is the first entry still its player's last update. Stale
+    /// entries are dropped when it has twice as many as there are players,
+    /// so an eviction costs O(1) amortised, whatever the churn.
+    order: std::collections::VecDeque<(u64, (i64, i64))>,
     counters: LoadCounters,
     /// Rules fired by the last event.
     firings: Vec<Firing>,
@@ -105,6 +110,7 @@ impl LoadTracker {
             p,
             players: FxHashMap::default(),
             arrivals: 0,
+            order: std::collections::VecDeque::new(),
             counters: LoadCounters::default(),
             firings: Vec::new(),
         }
@@ -153,11 +159,33 @@ impl LoadTracker {
             return;
         };
         pl.touched = self.arrivals;
+        self.order.push_back((self.arrivals, key));
         let added = pl.add(&self.p, &e.device_id, e.event_time, start, values);
         self.counters.speed_glitches += added.glitches;
         if !self.p.rules.is_empty() {
             rules::evaluate(&self.p, pl, e.event_time, &added, &mut self.firings);
         }
+        if self.order.len() > 2 * self.players.len() + 64 {
+            self.compact_order();
+        }
+    }
+
+    /// Drops the entries of `order` that are not their player's last update.
+    fn compact_order(&mut self) {
+        let players = &self.players;
+        self.order
+            .retain(|(at, key)| players.get(key).is_some_and(|pl| pl.touched == *at));
+    }
+
+    /// `order` made again from the players (after a restore).
+    fn rebuild_order(&mut self) {
+        let mut order: Vec<_> = self
+            .players
+            .iter()
+            .map(|(k, pl)| (pl.touched, *k))
+            .collect();
+        order.sort_unstable();
+        self.order = order.into();
     }
 
     /// Each player's load now, one per `player_id` (its latest match), by
@@ -190,7 +218,7 @@ impl LoadTracker {
                         .map(|pct| self.p.zones.iter().take_while(|&&e| pct >= e).count() as u8),
                     so_far,
                     target_trimp: f.target_trimp,
-                    recent: pl.recent.iter().copied().collect(),
+                    last_window: pl.last_window,
                 }
             })
             .collect()
@@ -245,16 +273,15 @@ impl LoadTracker {
         self.players.insert(key, Player::new(profile));
     }
 
-    /// Forgets the player updated longest ago. O(players), only when a new
-    /// player arrives at the cap.
+    /// Forgets the player updated longest ago.
     fn evict_stalest(&mut self) {
-        let Some(stalest) = self
-            .players
-            .iter()
-            .min_by_key(|(k, pl)| (pl.touched, **k))
-            .map(|(k, _)| *k)
-        else {
-            return;
+        let stalest = loop {
+            let Some((at, key)) = self.order.pop_front() else {
+                return;
+            };
+            if self.players.get(&key).is_some_and(|pl| pl.touched == at) {
+                break key;
+            }
         };
         self.players.remove(&stalest);
         self.counters.evictions += 1;
@@ -283,10 +310,7 @@ impl LoadTracker {
         let i = pl.open.iter().position(|(s, _)| *s == start)?;
         let (_, window) = pl.open.swap_remove(i);
         pl.session.add(&window);
-        if pl.recent.len() == RECENT_WINDOWS {
-            pl.recent.pop_front();
-        }
-        pl.recent.push_back((start, window));
+        pl.last_window = Some((start, window));
         Some(LoadRow {
             profile: &pl.profile,
             window,

@@ -120,13 +120,10 @@ pub(super) struct Player {
     /// One state per `load.rules` entry.
     pub rules: Vec<RuleState>,
     /// For the console: the last heart rate in % of HRmax, and the last
-    /// emitted windows (at most [`RECENT_WINDOWS`]). Not in the checkpoint.
+    /// emitted window (the console keeps a few). Not in the checkpoint.
     pub hr_pct: Option<f64>,
-    pub recent: std::collections::VecDeque<(Micros, Sums)>,
+    pub last_window: Option<(Micros, Sums)>,
 }
-
-/// Emitted windows a player keeps for the console's detail view.
-pub const RECENT_WINDOWS: usize = 10;
 
 /// One rule's state for one player.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -165,7 +162,7 @@ impl Player {
             session: Session::default(),
             rules: Vec::new(),
             hr_pct: None,
-            recent: std::collections::VecDeque::new(),
+            last_window: None,
         }
     }
 

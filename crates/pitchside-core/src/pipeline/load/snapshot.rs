@@ -87,6 +87,7 @@ impl LoadTracker {
                 self.players.insert(key, pl);
             }
         }
+        self.rebuild_order();
         Ok(())
     }
 }

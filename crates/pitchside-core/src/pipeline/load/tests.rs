@@ -373,7 +373,7 @@ fn a_hold_under_way_survives_the_checkpoint() {
 }
 
 #[test]
-fn a_players_status_is_its_latest_match_with_open_windows_and_at_most_ten_recent_ones() {
+fn a_players_status_is_its_latest_match_with_open_windows_and_its_last_window() {
     let mut t = LoadTracker::new(config(""));
     // Match 1, then match 2 for the same player: the status is match 2's.
     let v = [(HR, 171.0), (DIST, 0.0)];
@@ -393,9 +393,50 @@ fn a_players_status_is_its_latest_match_with_open_windows_and_at_most_ten_recent
         (s[0].match_id, s[0].zone, s[0].hr_pct),
         (2, Some(5), Some(90.0))
     );
-    assert_eq!(s[0].recent.len(), RECENT_WINDOWS);
-    assert_eq!(s[0].recent[0].0, S, "the oldest kept is the second");
+    assert_eq!(s[0].last_window.map(|w| w.0), Some(10 * S));
     // 12 readings of match 2 a second apart: 11 intervals of 10 m, the last
     // in the open window.
     assert_eq!(s[0].so_far.distance, 110.0);
+}
+
+#[test]
+fn churn_past_the_cap_evicts_the_least_recently_updated_at_constant_cost() {
+    // 100,000 players through a cap of 1,000, each refreshed once ten steps
+    // later: each new one evicts the least recently updated, and the order
+    // queue stays within a few times the cap.
+    let mut t = LoadTracker::new(config("max_players = 1000"));
+    let mut updates = Vec::new();
+    for player in 0..100_000i64 {
+        for p in [Some(player), (player >= 10).then_some(player - 10)]
+            .into_iter()
+            .flatten()
+        {
+            let mut e = event("w", player as f64, &[(HR, 150.0)]);
+            e.identity = Identity::Wearable {
+                player_id: p,
+                player_name: None,
+            };
+            t.add(&e, 0, &[(HR, 150.0)]);
+            updates.push(p);
+        }
+        assert!(t.order.len() <= 2 * 1000 + 64 + 1, "{}", t.order.len());
+    }
+    assert_eq!((t.players(), t.counters().evictions), (1000, 99_000));
+    // The survivors: the last 1,000 distinct players of the update list.
+    let mut kept = std::collections::BTreeSet::new();
+    for p in updates.iter().rev() {
+        if kept.len() == 1000 {
+            break;
+        }
+        kept.insert(*p);
+    }
+    let (first, last) = (*kept.first().unwrap(), *kept.last().unwrap());
+    assert_eq!(last, 99_999);
+    for p in first - 5..=last {
+        assert_eq!(
+            t.on_window(1, p, 0).is_some(),
+            kept.contains(&p),
+            "player {p}"
+        );
+    }
 }

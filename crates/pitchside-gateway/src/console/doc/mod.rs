@@ -18,6 +18,8 @@ pub const ALERTS_KEPT: usize = 200;
 pub const ACKED_KEPT: usize = 1000;
 /// Acks kept per alert.
 pub const ACKS_PER_ALERT: usize = 16;
+/// Emitted windows kept per player for its detail.
+pub const RECENT_WINDOWS: usize = 10;
 
 /// One alert in the feed.
 #[derive(Debug, Clone)]
@@ -43,6 +45,9 @@ pub struct Doc {
     paused: bool,
     /// Each player's load (SPEC §11), by player_id.
     load: Vec<PlayerLoadStatus>,
+    /// Each player's last emitted windows, oldest first (at most
+    /// [`RECENT_WINDOWS`]), for the players in `load`.
+    recent: HashMap<i64, VecDeque<(Micros, crate::pipeline::load::Sums)>>,
 }
 
 /// The SSE event type and data of a live alert: `alert` (z-score, with
@@ -83,6 +88,7 @@ impl Doc {
             devices: Vec::new(),
             paused: false,
             load: Vec::new(),
+            recent: HashMap::new(),
         }
     }
 
@@ -133,8 +139,25 @@ impl Doc {
         true
     }
 
-    /// The players' load now.
+    /// The players' load now; a window emitted since the last is added to
+    /// the player's recent ones.
     pub fn load(&mut self, load: Vec<PlayerLoadStatus>) {
+        let mut recent = std::mem::take(&mut self.recent);
+        self.recent = load
+            .iter()
+            .map(|l| {
+                let mut r = recent.remove(&l.player_id).unwrap_or_default();
+                if let Some((start, w)) = l.last_window {
+                    if r.back().is_none_or(|(s, _)| *s != start) {
+                        if r.len() == RECENT_WINDOWS {
+                            r.pop_front();
+                        }
+                        r.push_back((start, w));
+                    }
+                }
+                (l.player_id, r)
+            })
+            .collect();
         self.load = load;
     }
 
@@ -148,7 +171,7 @@ impl Doc {
             .ok()?;
         let l = &self.load[i];
         Some(json!({"player_id": player_id, "player_name": l.name,
-                    "load": load_json(l), "recent": recent_json(l)}))
+                    "load": load_json(l), "recent": recent_json(self.recent.get(&player_id))}))
     }
 
     /// The latest device statuses and whether health checks are paused.
@@ -317,9 +340,10 @@ fn load_json(l: &PlayerLoadStatus) -> Value {
 }
 
 /// A player's last windows, newest first.
-fn recent_json(l: &PlayerLoadStatus) -> Value {
-    l.recent
-        .iter()
+fn recent_json(recent: Option<&VecDeque<(Micros, crate::pipeline::load::Sums)>>) -> Value {
+    recent
+        .into_iter()
+        .flatten()
         .rev()
         .map(|(start, w)| {
             json!({"window_start": format_rfc3339(*start),

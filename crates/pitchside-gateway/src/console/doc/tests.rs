@@ -228,7 +228,7 @@ fn a_players_load_joins_its_card_with_the_zone_in_words_and_load_against_target(
                 ..Session::default()
             },
             target_trimp: Some(300.0),
-            recent: vec![(NOW - 60_000_000, window)],
+            last_window: Some((NOW - 60_000_000, window)),
         },
         // A player whose strap the health tracker does not know (yet).
         PlayerLoadStatus {
@@ -240,7 +240,7 @@ fn a_players_load_joins_its_card_with_the_zone_in_words_and_load_against_target(
             zone: None,
             so_far: Session::default(),
             target_trimp: None,
-            recent: vec![],
+            last_window: None,
         },
     ]);
     let v = doc.render(NOW, &MetricsSnapshot::default());
