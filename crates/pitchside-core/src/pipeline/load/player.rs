@@ -171,6 +171,9 @@ impl Player {
         let i = match self.open.iter().position(|(s, _)| *s == start) {
             Some(i) => i,
             None => {
+                // One more at a time: a player has one or two windows open,
+                // and a Vec's first push would make room for four.
+                self.open.reserve_exact(1);
                 self.open.push((start, Sums::default()));
                 self.open.len() - 1
             }
