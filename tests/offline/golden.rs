@@ -43,7 +43,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ),
     (
         "load_player_1m",
-        "d2ebd98e9a7fea8e1673401f331c94906ee4f9904fbdb6e4f3c71301b7dab44c",
+        "f1d9e23a7673ceaa83fc74cb8c8362bd4d9998a294d909beb8fe50bcab61461a",
     ),
     (
         "windows_pitch",

@@ -28,12 +28,23 @@ use kept::Repeated;
 /// compress better (the `raw` table of 1,000,000 venue lines: 27.7 → 19.2 MB,
 /// 786 fewer instructions an event). No table of windows has these names.
 /// `clock_synchronized` is a boolean: Parquet has no dictionary for those.
-const PLAIN_COLUMNS: [&str; 5] = [
+/// The sums of `load_player_1m` that differ row by row go plain too.
+const PLAIN_COLUMNS: [&str; 15] = [
     "value",
     "event_id",
     "event_time",
     "received_at",
     "clock_synchronized",
+    "trimp_edwards",
+    "trimp_banister",
+    "distance_m",
+    "hsr_distance_m",
+    "hsr_s",
+    "accel_load",
+    "session_distance_m",
+    "session_hsr_distance_m",
+    "session_trimp_edwards",
+    "session_accel_load",
 ];
 
 /// The integer ones among them, written `DELTA_BINARY_PACKED`: ids and

@@ -203,7 +203,7 @@ impl LoadTracker {
             .into_values()
             .map(|(&(match_id, player_id), pl)| {
                 let mut so_far = pl.session;
-                for (_, s) in &pl.open {
+                for (_, s) in pl.open.iter() {
                     so_far.add(s);
                 }
                 let f = &pl.profile;
@@ -307,8 +307,7 @@ impl LoadTracker {
         start: Micros,
     ) -> Option<LoadRow<'_>> {
         let pl = self.players.get_mut(&(match_id, player_id))?;
-        let i = pl.open.iter().position(|(s, _)| *s == start)?;
-        let (_, window) = pl.open.swap_remove(i);
+        let window = pl.open.take(start)?;
         pl.session.add(&window);
         pl.last_window = Some((start, window));
         Some(LoadRow {

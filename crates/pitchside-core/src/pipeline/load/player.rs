@@ -69,30 +69,65 @@ impl Session {
     }
 }
 
-/// The previous reading of one metric: its time, device and value.
-#[derive(Debug, Clone, PartialEq)]
+/// The previous reading of one metric: its time, device and value. The
+/// device is kept as a 64-bit hash of its id (only "the same device or
+/// not" is asked), so that a player's state allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Prev {
     pub t: Micros,
-    pub device: Box<str>,
+    pub device: u64,
     pub v: f64,
 }
 
-impl Prev {
-    /// Moves to a new reading; allocates only when the device changed.
-    fn set(slot: &mut Option<Prev>, t: Micros, device: &str, v: f64) {
-        match slot {
-            Some(p) if &*p.device == device => {
-                p.t = t;
-                p.v = v;
-            }
-            _ => {
-                *slot = Some(Prev {
-                    t,
-                    device: device.into(),
-                    v,
-                })
-            }
+/// The hash a [`Prev`] keeps of a device id.
+pub(super) fn device_hash(device: &str) -> u64 {
+    crate::util::hash::fx_hash(device.as_bytes())
+}
+
+/// A player's open windows' sums by window start: one in place (the usual
+/// case: a reading goes to the latest window), more in a list while the
+/// watermark holds several open.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Open {
+    first: Option<(Micros, Sums)>,
+    more: Vec<(Micros, Sums)>,
+}
+
+impl Open {
+    /// The sums of the window at `start`, opened if new.
+    pub fn get_or_open(&mut self, start: Micros) -> &mut Sums {
+        if self.first.is_none_or(|(s, _)| s == start) {
+            return &mut self.first.get_or_insert((start, Sums::default())).1;
         }
+        let i = match self.more.iter().position(|(s, _)| *s == start) {
+            Some(i) => i,
+            None => {
+                self.more.push((start, Sums::default()));
+                self.more.len() - 1
+            }
+        };
+        &mut self.more[i].1
+    }
+
+    /// Takes the window at `start` out.
+    pub fn take(&mut self, start: Micros) -> Option<Sums> {
+        if self.first.is_some_and(|(s, _)| s == start) {
+            let taken = self.first.take().map(|(_, w)| w);
+            self.first = self.more.pop();
+            return taken;
+        }
+        let i = self.more.iter().position(|(s, _)| *s == start)?;
+        Some(self.more.swap_remove(i).1)
+    }
+
+    /// Every open window.
+    pub fn iter(&self) -> impl Iterator<Item = &(Micros, Sums)> {
+        self.first.iter().chain(&self.more)
+    }
+
+    /// How many are open.
+    pub fn len(&self) -> usize {
+        self.first.is_some() as usize + self.more.len()
     }
 }
 
@@ -115,7 +150,7 @@ pub(super) struct Player {
     pub run: Option<Run>,
     /// The open windows' sums by window start (a few: the windows not yet
     /// past the watermark).
-    pub open: Vec<(Micros, Sums)>,
+    pub open: Open,
     pub session: Session,
     /// One state per `load.rules` entry.
     pub rules: Vec<RuleState>,
@@ -158,27 +193,12 @@ impl Player {
             dist: None,
             accel: None,
             run: None,
-            open: Vec::new(),
+            open: Open::default(),
             session: Session::default(),
             rules: Vec::new(),
             hr_pct: None,
             last_window: None,
         }
-    }
-
-    /// The sums of the window starting at `start`, opened if new.
-    fn window(&mut self, start: Micros) -> &mut Sums {
-        let i = match self.open.iter().position(|(s, _)| *s == start) {
-            Some(i) => i,
-            None => {
-                // One more at a time: a player has one or two windows open,
-                // and a Vec's first push would make room for four.
-                self.open.reserve_exact(1);
-                self.open.push((start, Sums::default()));
-                self.open.len() - 1
-            }
-        };
-        &mut self.open[i].1
     }
 
     /// Credits an event's readings (`(metric index, value)`) from `device` at
@@ -192,7 +212,8 @@ impl Player {
         values: &[(u8, f64)],
     ) -> Added {
         let mut added = Added::default();
-        let mut sums = *self.window(start);
+        let device = device_hash(device);
+        let mut sums = *self.open.get_or_open(start);
         let sprints = sums.sprints;
         for &(i, x) in values {
             match i {
@@ -210,7 +231,7 @@ impl Player {
             }
         }
         added.sprint = sums.sprints > sprints;
-        *self.window(start) = sums;
+        *self.open.get_or_open(start) = sums;
         added
     }
 
@@ -243,23 +264,23 @@ impl Player {
         self.hr = Some(t);
     }
 
-    fn acceleration(&mut self, p: &LoadConfig, device: &str, t: Micros, a: f64, s: &mut Sums) {
+    fn acceleration(&mut self, p: &LoadConfig, device: u64, t: Micros, a: f64, s: &mut Sums) {
         if let Some(prev) = &self.accel {
             if t <= prev.t {
                 return;
             }
-            if &*prev.device == device && t - prev.t <= p.max_gap {
+            if prev.device == device && t - prev.t <= p.max_gap {
                 s.accel_load += (a - prev.v).abs();
             }
         }
-        Prev::set(&mut self.accel, t, device, a);
+        self.accel = Some(Prev { t, device, v: a });
     }
 
     /// `true` when the interval was faster than `max_speed`.
-    fn distance(&mut self, p: &LoadConfig, device: &str, t: Micros, d: f64, s: &mut Sums) -> bool {
+    fn distance(&mut self, p: &LoadConfig, device: u64, t: Micros, d: f64, s: &mut Sums) -> bool {
         let interval = match &self.dist {
             Some(prev) if t <= prev.t => return false,
-            Some(prev) if &*prev.device == device && t - prev.t <= p.max_gap && d >= prev.v => {
+            Some(prev) if prev.device == device && t - prev.t <= p.max_gap && d >= prev.v => {
                 let dt = t - prev.t;
                 Some((d - prev.v, dt, (d - prev.v) / (dt as f64 / 1e6), prev.t))
             }
@@ -289,7 +310,7 @@ impl Player {
             }
             None => self.run = None,
         }
-        Prev::set(&mut self.dist, t, device, d);
+        self.dist = Some(Prev { t, device, v: d });
         glitch
     }
 }

@@ -29,7 +29,7 @@ impl LoadTracker {
             e.opt_i64(pl.run.map(|r| r.start));
             e.u8(pl.run.is_some_and(|r| r.counted) as u8);
             e.u64(pl.open.len() as u64);
-            for (start, s) in &pl.open {
+            for (start, s) in pl.open.iter() {
                 e.i64(*start);
                 save_sums(e, s);
             }
@@ -73,7 +73,7 @@ impl LoadTracker {
             let open = d.count(8)?;
             for _ in 0..open {
                 let start = d.i64()?;
-                pl.open.push((start, load_sums(d)?));
+                *pl.open.get_or_open(start) = load_sums(d)?;
             }
             pl.session = Session {
                 distance: d.f64()?,
@@ -121,7 +121,7 @@ fn save_prev(e: &mut Enc, p: &Option<Prev>) {
         Some(p) => {
             e.u8(1);
             e.i64(p.t);
-            e.str(&p.device);
+            e.u64(p.device);
             e.f64(p.v);
         }
     }
@@ -132,7 +132,7 @@ fn load_prev(d: &mut Dec<'_>) -> Result<Option<Prev>, DecodeError> {
         0 => None,
         _ => Some(Prev {
             t: d.i64()?,
-            device: d.string()?.into(),
+            device: d.u64()?,
             v: d.f64()?,
         }),
     })
