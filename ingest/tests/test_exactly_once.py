@@ -180,3 +180,99 @@ def test_three_runners_racing_on_one_target_equal_one_run(reference, tmp_path):
     want_state, want_txn, _ = reference
     assert state(target) == want_state
     assert transactions(target) == want_txn
+
+
+# --- The Spark job: its checkpoints and batch ids decide what is re-run --------
+
+SPARK_TABLES = ("alerts", "windows_wearable")
+
+
+def spark_job(store: Path, target: Path, checkpoint: Path, crash: str | None = None) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_JOB_CRASH"}
+    env.update(TZ="UTC", PYSPARK_PYTHON=sys.executable)
+    if crash:
+        env["SPARK_JOB_CRASH"] = crash
+    proc = subprocess.Popen(
+        [sys.executable, str(INGEST / "tests" / "spark_delta_rs_job.py"), str(store), str(target),
+         str(checkpoint), *SPARK_TABLES],
+        cwd=INGEST, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    return finish(proc)
+
+
+def spark_state(target: Path) -> dict:
+    return {n: v for n, v in state(target).items() if n in SPARK_TABLES}
+
+
+@pytest.fixture(scope="module")
+def spark_reference(tmp_path_factory):
+    root = tmp_path_factory.mktemp("exactly-once-spark-reference")
+    store = two_part_store(root)
+    rc, out = spark_job(store, root / "delta", root / "checkpoint")
+    assert rc == 0, out
+    assert {n: c for n, (c, _) in spark_state(root / "delta").items()} == {
+        n: synthetic.EXPECTED_ROWS_BOTH[n] for n in SPARK_TABLES}
+    assert "SKIPPED" not in out
+    return spark_state(root / "delta"), commits(root / "delta")
+
+
+@pytest.mark.parametrize("crash", ["before_commit:alerts:1", "after_commit:alerts:1",
+                                   "after_commit:windows_wearable:0"])
+def test_spark_job_killed_then_restarted_from_its_checkpoint_equals_an_uninterrupted_run(
+        crash, spark_reference, tmp_path):
+    store = two_part_store(tmp_path)
+    target, checkpoint = tmp_path / "delta", tmp_path / "checkpoint"
+    rc, crashed = spark_job(store, target, checkpoint, crash)
+    assert rc == -signal.SIGKILL, crashed
+
+    rc, out = spark_job(store, target, checkpoint)
+    assert rc == 0, out
+    want_state, want_commits = spark_reference
+    assert spark_state(target) == want_state
+    assert {n: c for n, c in commits(target).items() if n in SPARK_TABLES} == want_commits
+    _, table, batch_id = crash.split(":")
+    if crash.startswith("after_commit"):
+        # Spark ran the batch again with the same id; its transaction was in the table.
+        assert f"SKIPPED {table} {batch_id}" in out, out
+        # The app id is the stream's, from the checkpoint: the same after the restart.
+        line = f"BATCH {table} {batch_id} app="
+        app = {ln.split("app=")[1].split()[0] for ln in (crashed + out).splitlines() if ln.startswith(line)}
+        assert len(app) == 1 and app.pop().startswith(f"pitchside/{table}/"), (crashed, out)
+    else:
+        assert "SKIPPED" not in out, out
+
+
+def test_delta_sink_sets_the_transaction_confs_only_around_its_merge():
+    """`DeltaSink.merge` with a transaction: the session confs Delta reads for a
+    MERGE (delta-spark >= 2.3, Databricks) are set while the MERGE runs, then unset."""
+    from pitchside_ingest.spark_sinks import TXN_APP_ID_CONF, TXN_VERSION_CONF, DeltaSink
+    from pitchside_ingest.tables import table
+
+    class Conf(dict):
+        def set(self, k, v):
+            self[k] = v
+
+        def unset(self, k):
+            self.pop(k, None)
+
+    class Session:
+        conf = Conf()
+        seen: list = []
+
+        def sql(self, text):
+            self.seen.append((text.splitlines()[0], dict(self.conf)))
+
+    class Batch:
+        sparkSession = Session()
+
+        def createOrReplaceTempView(self, name):
+            pass
+
+    batch = Batch()
+    DeltaSink("main.pitchside").merge(batch, table("alerts"), ("pitchside/alerts/abc", 7))
+    DeltaSink("main.pitchside").merge(batch, table("alerts"))
+    assert batch.sparkSession.seen == [
+        ("MERGE INTO main.pitchside.alerts AS t", {TXN_APP_ID_CONF: "pitchside/alerts/abc", TXN_VERSION_CONF: "7"}),
+        ("MERGE INTO main.pitchside.alerts AS t", {}),
+    ]
+    assert dict(batch.sparkSession.conf) == {}
