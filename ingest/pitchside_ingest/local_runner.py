@@ -163,7 +163,10 @@ class IngestLog:
             return []
         out = []
         for plan in sorted(self.plan_dir.glob("*.tsv")):
-            out.append((int(plan.stem), plan.read_text().splitlines()))
+            try:
+                out.append((int(plan.stem), plan.read_text().splitlines()))
+            except FileNotFoundError:  # done, and forgotten by a racing runner meanwhile
+                continue
         return out
 
     def open_plans(self) -> list[tuple[int, list[str]]]:
@@ -175,9 +178,12 @@ class IngestLog:
         if self.path.exists():
             self.seen = set(self.path.read_text().splitlines())
 
-    def next_batch(self) -> int:
+    def next_batch(self, floor: int = 0) -> int:
+        """The next batch number: above every plan and above `floor` (the table's
+        highest transaction version, so a deleted log never reuses a number the
+        table holds, which would make new files look committed)."""
         plans = self.plans()
-        return plans[-1][0] + 1 if plans else 1
+        return max(plans[-1][0] if plans else 0, floor) + 1
 
     def write_plan(self, n: int, files: list[SourceFile]) -> bool:
         """Write batch n's plan unless it exists (another runner took n): atomic and exclusive."""
@@ -367,6 +373,11 @@ def ingest_table(
             apply_batch(fs, target, spec, n, [by_entry[e] for e in entries], ingest_log, run)
 
     finish_open_plans()
+    floor = 0
+    path = str(target / spec.name)
+    if listed and DeltaTable.is_deltatable(path):
+        dt = DeltaTable(path)
+        floor = max((dt.transaction_version(a) or 0 for a in {app_id(spec, f) for f in listed}), default=0)
     taken: set[str] = set()  # entries this run planned (for --reprocess)
     while True:
         with ingest_log.planning():
@@ -379,7 +390,7 @@ def ingest_table(
             ][:files_per_batch]
             if not chunk:
                 break
-            n = ingest_log.next_batch()
+            n = ingest_log.next_batch(floor)
             if not ingest_log.write_plan(n, chunk):
                 raise RuntimeError(f"{spec.name}: batch {n} planned twice")
             taken.update(IngestLog.entry(f) for f in chunk)

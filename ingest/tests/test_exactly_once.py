@@ -134,6 +134,22 @@ def test_a_re_delivered_file_changes_nothing(tmp_path):
     assert commits(target) == versions
 
 
+def test_a_deleted_ingest_log_never_makes_new_files_look_committed(tmp_path):
+    """Batch numbers continue above the table's transactions, not from 1 again."""
+    store = tmp_path / "store"
+    synthetic.write_outbox(store, 1)
+    target = tmp_path / "delta"
+    local_runner.run(str(store), target, files_per_batch=1)
+    shutil.rmtree(target / local_runner.LOG_DIR)
+    synthetic.write_outbox(store, 2)
+    again = local_runner.run(str(store), target, files_per_batch=1)
+    assert sum(r.batches_already_committed for r in again.values()) == 0
+    assert {n: c for n, (c, _) in state(target).items()} == synthetic.EXPECTED_ROWS_BOTH
+    dt = DeltaTable(str(target / "alerts"))
+    # Part 1 was batch 1; the re-read of part 1 (no change, no commit) was 2; part 2 is 3.
+    assert dt.transaction_version(f"pitchside/{synthetic.VENUE}/gw-1/alerts") == 3
+
+
 def test_a_file_arriving_after_a_later_one_is_neither_lost_nor_doubled(tmp_path):
     """gw-1's seq 2 lands after its seq 3 (and gw-2's seq 1) were committed."""
     def write(store: Path, seqs: tuple[int, ...]) -> None:
