@@ -200,9 +200,9 @@ class IngestLog:
             tmp.unlink()
 
     @contextlib.contextmanager
-    def planning(self):
-        """Held while choosing a batch's files and writing its plan, so two runners
-        never plan one file twice (the target is a local folder: flock works)."""
+    def locked(self):
+        """Held by the runner working on this table (the target is a local folder:
+        flock works; the kernel releases it when the process dies)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path.with_suffix(".lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -372,32 +372,27 @@ def ingest_table(
                 )
             apply_batch(fs, target, spec, n, [by_entry[e] for e in entries], ingest_log, run)
 
-    finish_open_plans()
-    floor = 0
-    path = str(target / spec.name)
-    if listed and DeltaTable.is_deltatable(path):
-        dt = DeltaTable(path)
-        floor = max((dt.transaction_version(a) or 0 for a in {app_id(spec, f) for f in listed}), default=0)
-    taken: set[str] = set()  # entries this run planned (for --reprocess)
-    while True:
-        with ingest_log.planning():
-            ingest_log.reload()
-            in_flight = {e for _, entries in ingest_log.open_plans() for e in entries}
-            chunk = [
-                f for f in listed
-                if (reprocess or ingest_log.is_new(f))
-                and IngestLog.entry(f) not in taken and IngestLog.entry(f) not in in_flight
-            ][:files_per_batch]
-            if not chunk:
-                break
+    # One runner per table at a time: batches then commit in the order of their
+    # numbers, which is what makes "a transaction version >= n" mean "batch n is
+    # in". (Were a racing runner's batch n+1 committed before batch n, batch n's
+    # gateways would already be at n+1 and batch n would be skipped: lost.)
+    with ingest_log.locked():
+        ingest_log.reload()
+        finish_open_plans()
+        floor = 0
+        path = str(target / spec.name)
+        if listed and DeltaTable.is_deltatable(path):
+            dt = DeltaTable(path)
+            floor = max((dt.transaction_version(a) or 0 for a in {app_id(spec, f) for f in listed}), default=0)
+        pending = [f for f in listed if reprocess or ingest_log.is_new(f)]
+        while pending:
+            chunk = pending[:files_per_batch]
             n = ingest_log.next_batch(floor)
             if not ingest_log.write_plan(n, chunk):
                 raise RuntimeError(f"{spec.name}: batch {n} planned twice")
-            taken.update(IngestLog.entry(f) for f in chunk)
-        crash_point("planned", run.batches + 1)
-        apply_batch(fs, target, spec, n, chunk, ingest_log, run)
-    # Batches another runner planned meanwhile and may not have finished.
-    finish_open_plans()
+            crash_point("planned", run.batches + 1)
+            apply_batch(fs, target, spec, n, chunk, ingest_log, run)
+            pending = pending[len(chunk):]
     log.info(
         "%s: %d files, %d rows read, %d inserted, %d updated, %d batches (%d found committed)",
         spec.name, run.files, run.rows_read, run.rows_inserted, run.rows_updated,
