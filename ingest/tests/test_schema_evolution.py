@@ -9,7 +9,7 @@ import pytest
 
 import synthetic
 from helpers import canonical, delta_contents, spark_contents
-from pitchside_ingest import arrow_batch, local_runner
+from pitchside_ingest import local_runner
 from pitchside_ingest.spark_job import JobOptions, run
 
 # (table, columns an older gateway did not write, a row for minute m)
