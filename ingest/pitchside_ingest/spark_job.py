@@ -88,13 +88,41 @@ def read_stream(spark: SparkSession, opts: JobOptions, spec: TableSpec) -> DataF
     return spark_batch.select_file_columns(stream, spec)
 
 
-def batch_writer(spec: TableSpec, sink):
-    """The foreachBatch function of one table: enrich, de-duplicate, merge."""
+def stream_id(spark: SparkSession, checkpoint: str) -> str:
+    """The id of the stream whose checkpoint this is (`{checkpoint}/metadata`).
+
+    It stays the same across restarts from the checkpoint and changes with a new
+    checkpoint, whose batch ids start again at 0.
+    """
+    return spark.read.json(f"{checkpoint.rstrip('/')}/metadata").first()["id"]
+
+
+def txn_app_id(spec: TableSpec, stream: str) -> str:
+    """The Delta transaction app id of one table's stream."""
+    return f"pitchside/{spec.name}/{stream}"
+
+
+def batch_writer(spec: TableSpec, sink, checkpoint: str | None = None):
+    """The foreachBatch function of one table: enrich, de-duplicate, merge.
+
+    With the stream's checkpoint, each MERGE carries the Delta transaction
+    (`pitchside/{table}/{stream id}`, batch id): Spark runs a batch again with
+    the same id and the same files after a crash between the MERGE's commit and
+    the checkpoint's, and Delta then skips it (exactly once). A file that
+    arrives late (a lower `seq` after a higher one) is in a later batch, with a
+    higher id, so it is never skipped for its `seq`.
+    """
+    app: list[str] = []
 
     def write(batch: DataFrame, batch_id: int) -> None:
+        txn = None
+        if checkpoint is not None:
+            if not app:
+                app.append(txn_app_id(spec, stream_id(batch.sparkSession, checkpoint)))
+            txn = (app[0], batch_id)
         rows = spark_batch.dedup(spark_batch.enrich(batch, spec), spec).persist()
         try:
-            sink.merge(rows, spec)
+            sink.merge(rows, spec, txn)
         finally:
             rows.unpersist()
 
@@ -111,11 +139,12 @@ def make_sink(opts: JobOptions):
 
 def start_stream(spark: SparkSession, opts: JobOptions, spec: TableSpec, sink) -> StreamingQuery:
     trigger = {"availableNow": True} if opts.available_now else {"processingTime": opts.processing_time}
+    checkpoint = f"{opts.checkpoint.rstrip('/')}/{spec.name}"
     return (
         read_stream(spark, opts, spec)
         .writeStream.queryName(f"pitchside_{spec.name}")
-        .foreachBatch(batch_writer(spec, sink))
-        .option("checkpointLocation", f"{opts.checkpoint.rstrip('/')}/{spec.name}")
+        .foreachBatch(batch_writer(spec, sink, checkpoint))
+        .option("checkpointLocation", checkpoint)
         .trigger(**trigger)
         .start()
     )
@@ -125,8 +154,10 @@ def _input_rows(query: StreamingQuery) -> int:
     return sum(p.get("numInputRows", 0) for p in query.recentProgress)
 
 
-def run(spark: SparkSession, opts: JobOptions) -> dict[str, int]:
+def run(spark: SparkSession, opts: JobOptions, sink=None) -> dict[str, int]:
     """Run the job; with `available_now`, returns the rows read per table.
+
+    `sink` replaces the one `opts.target_format` names (tests).
 
     Tables whose folder does not exist yet (no gateway has written one) are
     skipped with a warning: Spark's file sources cannot watch a missing folder.
@@ -135,7 +166,7 @@ def run(spark: SparkSession, opts: JobOptions) -> dict[str, int]:
     one fails.
     """
     configure_session(spark)
-    sink = make_sink(opts)
+    sink = sink or make_sink(opts)
     specs = [table(name) for name in opts.tables]
     if opts.create_tables:
         sink.create_tables(spark, specs)

@@ -21,6 +21,9 @@ from .tables import INSERT_ONLY, PARTITION_COLUMNS, REFERENCE_TABLES, SOURCE_FIL
 
 log = logging.getLogger("pitchside_ingest.spark_sinks")
 
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+
 
 def path_exists(spark: SparkSession, path: str) -> bool:
     """Whether a file or folder exists, through Spark's Hadoop filesystems.
@@ -71,10 +74,30 @@ class DeltaSink:
         for ref in REFERENCE_TABLES:
             spark.sql(create_reference_table_sql(ref, self.table_name(ref)))
 
-    def merge(self, batch: DataFrame, spec: TableSpec) -> None:
+    def merge(self, batch: DataFrame, spec: TableSpec, txn: tuple[str, int] | None = None) -> None:
+        """MERGE the batch; with `txn = (app_id, version)` the commit carries that
+        Delta transaction, and Delta skips the MERGE when the table already holds
+        a version >= this one for the app id (the batch was committed before a
+        crash, then read again from the same checkpoint).
+
+        MERGE takes no writer options, so the transaction goes through the session
+        confs `spark.databricks.delta.write.txnAppId` / `txnVersion` (delta-spark >= 2.3
+        and Databricks). Each stream runs its batches in its own clone of the
+        session, so concurrent streams do not see each other's confs.
+        """
         view = f"pitchside_batch_{spec.name}"
         batch.createOrReplaceTempView(view)
-        batch.sparkSession.sql(merge_sql(spec, self.table_name(spec), view))
+        spark = batch.sparkSession
+        if txn is None:
+            spark.sql(merge_sql(spec, self.table_name(spec), view))
+            return
+        spark.conf.set(TXN_APP_ID_CONF, txn[0])
+        spark.conf.set(TXN_VERSION_CONF, str(txn[1]))
+        try:
+            spark.sql(merge_sql(spec, self.table_name(spec), view))
+        finally:
+            spark.conf.unset(TXN_APP_ID_CONF)
+            spark.conf.unset(TXN_VERSION_CONF)
 
 
 class ParquetSink:
@@ -100,7 +123,9 @@ class ParquetSink:
             return None
         return spark.read.schema(table_schema(spec)).parquet(path)
 
-    def merge(self, batch: DataFrame, spec: TableSpec) -> None:
+    def merge(self, batch: DataFrame, spec: TableSpec, txn: tuple[str, int] | None = None) -> None:
+        """Plain Parquet has no transactions: `txn` is ignored; a batch read again
+        is harmless only through the anti-join / newer-file-wins (not atomic)."""
         spark = batch.sparkSession
         current = self.read(spark, spec)
         if current is not None:
