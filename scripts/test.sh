@@ -44,7 +44,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   timed "apt-get install" env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
 
-if ! python3 -c 'import pyspark, deltalake, pyarrow, pytest' >/dev/null 2>&1; then
+if ! python3 -c 'import pyspark, deltalake, pyarrow, pytest, yaml, databricks.bundles' >/dev/null 2>&1; then
   say "installing Python tools (ingest/requirements.txt)"
   timed "pip install (ingest)" python3 -m pip install -q -r ingest/requirements.txt
 fi
