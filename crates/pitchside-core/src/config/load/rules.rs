@@ -28,7 +28,7 @@ crate::config::section! {
         /// Only players of these roster positions (none: every position).
         positions: Vec<String> [TextList] = Vec::new(),
         /// Only these players (none: every player).
-        players: Vec<i64> [NumberList] = Vec::new(),
+        players: Vec<i64> [IntList] = Vec::new(),
     }
 }
 

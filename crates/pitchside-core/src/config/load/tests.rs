@@ -122,3 +122,16 @@ fn zones_and_speeds_are_checked() {
         "{e:#?}"
     );
 }
+
+#[test]
+fn a_rule_naming_a_player_by_a_fraction_is_a_problem_with_its_key() {
+    let text = "[venue]\nid = \"v\"\ngateway_id = \"g\"\n[output]\nstore = \"file:///tmp/o\"\nspool_dir = \"/tmp/s\"\n\
+                [[load.rules]]\nname = \"r\"\nwatch = \"sprints\"\nat_least = 3\nplayers = [7.5]\n";
+    match crate::config::parse(text, "test") {
+        Err(crate::config::ConfigError::Invalid { problems }) => assert!(
+            problems[0].starts_with("load.rules[0].players: must be a list of whole numbers"),
+            "{problems:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

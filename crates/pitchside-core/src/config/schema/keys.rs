@@ -34,6 +34,8 @@ pub enum Ty {
     TextList,
     /// A list of numbers: `[50, 60, 70]`.
     NumberList,
+    /// A list of whole numbers: `[7, 9]`.
+    IntList,
     /// Text, a number or `true`/`false`: a fixed value.
     Scalar,
     /// Text, or a section with these keys (`event_time = "arrival"` or

@@ -164,6 +164,10 @@ fn check_section(
         (Ty::NumberList, _) => Err(format!(
             "must be a list of numbers such as [50, 60, 70], but it is {got}"
         )),
+        (Ty::IntList, Value::Array(items)) if items.iter().all(Value::is_integer) => Ok(()),
+        (Ty::IntList, _) => Err(format!(
+            "must be a list of whole numbers such as [7, 9], but it is {got}"
+        )),
         (Ty::Scalar, Value::String(_) | Value::Integer(_) | Value::Float(_) | Value::Boolean(_)) => {
             Ok(())
         }

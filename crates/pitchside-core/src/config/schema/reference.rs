@@ -169,6 +169,7 @@ fn words(ty: Ty) -> String {
         Ty::Tables(_) => "list of sections".into(),
         Ty::TextList => "list of texts".into(),
         Ty::NumberList => "list of numbers".into(),
+        Ty::IntList => "list of whole numbers".into(),
         Ty::Scalar => "text, number or `true`/`false`".into(),
         Ty::TextOrTable(_) => "text or section".into(),
         Ty::Named(_) => "named sections".into(),

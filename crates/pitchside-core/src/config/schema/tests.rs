@@ -21,6 +21,7 @@ fn sample(keys: &'static [Key]) -> Table {
             Ty::Tables(inner) => Value::Array(vec![Value::Table(sample(inner))]),
             Ty::TextList => Value::Array(vec![Value::String("x".into())]),
             Ty::NumberList => Value::Array(vec![Value::Float(1.5)]),
+            Ty::IntList => Value::Array(vec![Value::Integer(7)]),
             Ty::Scalar => Value::Integer(1),
             // One entry key only: a map entry takes exactly one source.
             Ty::TextOrTable(_) => Value::String("x".into()),
