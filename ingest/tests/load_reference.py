@@ -718,15 +718,7 @@ def row_differences(got: list[dict], want: list[dict], rel: float = 1e-9, abs_: 
     for k in sorted(set(got_by) & set(want_by)):
         g, w = got_by[k], want_by[k]
         for c in COLUMNS:
-            a, b = g.get(c), w[c]
-            if isinstance(b, float) and isinstance(a, float):
-                if not math.isclose(a, b, rel_tol=rel, abs_tol=abs_):
-                    out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
-            elif isinstance(b, datetime):
-                if a is None or _utc(a) != _utc(b):
-                    out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
-            elif type(a) is not type(b) or a != b:
-                out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
+            out.extend(_cell_difference(k, c, g.get(c), w[c], rel, abs_))
     return out
 
 
@@ -749,16 +741,20 @@ def alert_differences(got: list[dict], want: list[dict], rel: float = 1e-9, abs_
         if not isinstance(g.get("detected_at"), datetime):
             out.append(f"{k} detected_at: gateway {g.get('detected_at')!r}")
         for c in ALERT_COLUMNS[:-1]:
-            a, b = g.get(c), w[c]
-            if isinstance(b, float) and isinstance(a, float):
-                if not math.isclose(a, b, rel_tol=rel, abs_tol=abs_):
-                    out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
-            elif isinstance(b, datetime):
-                if a is None or _utc(a) != _utc(b):
-                    out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
-            elif type(a) is not type(b) or a != b:
-                out.append(f"{k} {c}: gateway {a!r}, reference {b!r}")
+            out.extend(_cell_difference(k, c, g.get(c), w[c], rel, abs_))
     return out
+
+
+def _cell_difference(k, c: str, a, b, rel: float, abs_: float) -> list[str]:
+    """The difference of one cell, gateway `a` against reference `b`: floats to
+    `rel`/`abs_`, timestamps as UTC instants, the rest exactly (type included)."""
+    if isinstance(b, float) and isinstance(a, float):
+        same = math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
+    elif isinstance(b, datetime):
+        same = a is not None and _utc(a) == _utc(b)
+    else:
+        same = type(a) is type(b) and a == b
+    return [] if same else [f"{k} {c}: gateway {a!r}, reference {b!r}"]
 
 
 def _utc(t: datetime) -> datetime:
