@@ -24,8 +24,8 @@ CREATE TABLE IF NOT EXISTS pitchside.progress (
   uploaded_files            BIGINT NOT NULL,
   upload_failures           BIGINT NOT NULL,
   last_upload_at            TIMESTAMP,
-  spool_evictions           BIGINT NOT NULL,
-  duplicate_conflicts       BIGINT NOT NULL,
+  spool_evictions           BIGINT,
+  duplicate_conflicts       BIGINT,
   date                      DATE NOT NULL COMMENT 'UTC date of timestamp (partition)',
   source_file               STRING NOT NULL COMMENT 'gateway file the row came from: {gateway_id}-{seq}.parquet'
 )

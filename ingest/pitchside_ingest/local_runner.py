@@ -269,6 +269,7 @@ def open_table(target: Path, spec: TableSpec) -> DeltaTable:
                 raise
     dt = DeltaTable(str(path))
     add_missing_columns(dt, spec)
+    relax_not_null(dt, spec)
     return dt
 
 
@@ -283,6 +284,16 @@ def add_missing_columns(dt: DeltaTable, spec: TableSpec) -> None:
     if required:
         raise ValueError(f"{spec.name}: the table lacks required columns {required}; recreate it from ddl/")
     dt.alter.add_columns([DeltaField(f.name, _DELTA_TYPES[str(f.type)], nullable=True) for f in missing])
+
+
+def relax_not_null(dt: DeltaTable, spec: TableSpec) -> None:
+    """Drops NOT NULL from columns the catalogue now marks nullable (e.g.
+    `progress.spool_evictions`, once NOT NULL): a table created by an older
+    version would refuse an older gateway's file that lacks them."""
+    strict = {f.name for f in pa.schema(dt.schema()) if not f.nullable}
+    for f in arrow_batch.table_schema(spec):
+        if f.nullable and f.name in strict:
+            dt.alter.drop_column_not_null(f.name)
 
 
 def merge_batch(

@@ -5,12 +5,15 @@ one batch; both engines ingest both, and the old file's rows read NULL there.
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
+from deltalake import DeltaTable
 
 import synthetic
 from helpers import canonical, delta_contents, spark_contents
 from pitchside_ingest import local_runner
 from pitchside_ingest.spark_job import JobOptions, run
+from pitchside_ingest.tables import table
 
 # (table, columns an older gateway did not write, a row for minute m)
 CASES = [
@@ -22,6 +25,8 @@ CASES = [
     ("alerts", synthetic.ALERT_IDENTITY,
      lambda m: synthetic.alert("w-7", m, 190.0, "wearable", "heart_rate", player_id=7, player_name="Ada",
                                zone_id=None, delivery_id=m)),
+    ("progress", ("spool_evictions", "duplicate_conflicts"),
+     lambda m: synthetic.progress(m, 100, 0, 0, synthetic.at(m))),
 ]
 
 
@@ -49,13 +54,18 @@ def test_old_and_new_gateway_files_in_one_batch(name, dropped, row, spark, tmp_p
     assert spark_contents(spark, tmp_path / "parquet")[name] == canonical(rows), "Spark and delta-rs differ"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "progress.spool_evictions and duplicate_conflicts came after the first progress files but are "
-    "NOT NULL in SPEC §5, so an older gateway's progress file is refused (FileSchemaError), not read "
-    "with NULLs; fixing it needs SPEC §5 to make them nullable (or a stated default)"))
-def test_an_old_progress_file_without_spool_evictions_ingests(tmp_path):
+def test_a_progress_table_created_when_they_were_not_null_takes_an_old_file(tmp_path):
+    """A table made from the DDL of before (NOT NULL): the runner drops NOT NULL
+    (ALTER COLUMN … DROP NOT NULL) instead of refusing the older gateway's file."""
+    spec = table("progress")
+    strict = {"spool_evictions", "duplicate_conflicts"}
+    old_schema = pa.schema([f.with_nullable(False) if f.name in strict else f
+                            for f in local_runner.arrow_batch.table_schema(spec)])
+    target = tmp_path / "delta"
+    DeltaTable.create(str(target / "progress"), schema=old_schema, partition_by=["venue_id", "date"])
     store = tmp_path / "store"
-    row = lambda m: synthetic.progress(m, 100, 0, 0, synthetic.at(m))  # noqa: E731
-    old_and_new(store, "progress", ("spool_evictions", "duplicate_conflicts"), row)
-    local_runner.run(str(store), tmp_path / "delta", tables=["progress"])
-    assert len(delta_contents(tmp_path / "delta", "progress")) == 2
+    old_and_new(store, "progress", tuple(strict), CASES[-1][2])
+    local_runner.run(str(store), target, tables=["progress"])
+    assert len(delta_contents(target, "progress")) == 2
+    nullable = {f.name: f.nullable for f in pa.schema(DeltaTable(str(target / "progress")).schema())}
+    assert all(nullable[c] for c in strict)

@@ -56,7 +56,7 @@ SPEC_COLUMNS = {
                 "watermark_generic ts?, late_rows int64, rejected_rows int64, duplicate_rows int64, "
                 "alerts int64, evictions int64, spool_files int64, spool_bytes int64, "
                 "uploaded_files int64, upload_failures int64, last_upload_at ts?, "
-                "spool_evictions int64, duplicate_conflicts int64",
+                "spool_evictions int64?, duplicate_conflicts int64?",
     # SPEC §10.
     "alert_acks": "venue_id str, gateway_id str, alert_id str, by str, note str?, acked_at ts",
     "device_events": "venue_id str, gateway_id str, sensor str, device_id str, player_id int64?, "

@@ -247,8 +247,10 @@ fn progress() -> Vec<Column> {
         c("uploaded_files", I64),
         c("upload_failures", I64),
         n("last_upload_at", Ts),
-        c("spool_evictions", I64),
-        c("duplicate_conflicts", I64),
+        // Came after the first progress files: nullable in the file (an older
+        // gateway's file lacks them, SPEC §6), always written.
+        n("spool_evictions", I64),
+        n("duplicate_conflicts", I64),
     ]);
     v
 }
