@@ -37,6 +37,7 @@ import logging
 import os
 import re
 import signal
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +61,11 @@ COMMIT_ATTEMPTS = 5
 """MERGE attempts of one batch when concurrent commits (another runner) conflict."""
 
 CRASH_ENV = "PITCHSIDE_INGEST_CRASH_AT"
-"""Tests only: `POINT[:N]` kills this process with SIGKILL at POINT of the N-th
-batch (1-based, default 1) of this run. POINT is `planned` (plan written, not
-merged) or `committed` (Delta commit done, ingest log not written)."""
+"""Tests only: `POINT[:N[:SECONDS]]` kills this process with SIGKILL at POINT of
+the N-th batch (1-based, default 1) of this run. POINT is `planned` (plan
+written, not merged), `committed` (Delta commit done, ingest log not written) or
+`merging` (SECONDS after the MERGE began, by another process, so the kill lands
+wherever the MERGE, its commit or the run has got to by then)."""
 
 _GATEWAY_FILE = re.compile(r"^(?P<gateway>.+)-(?P<seq>\d{12})\.parquet$")
 
@@ -245,8 +248,13 @@ def crash_point(point: str, batch_index: int) -> None:
     want = os.environ.get(CRASH_ENV)
     if not want:
         return
-    name, _, index = want.partition(":")
-    if name == point and batch_index == int(index or 1):
+    name, _, rest = want.partition(":")
+    index, _, delay = rest.partition(":")
+    if name != point or batch_index != int(index or 1):
+        return
+    if delay:
+        subprocess.Popen(["sh", "-c", f"sleep {float(delay)}; kill -KILL {os.getpid()}"])
+    else:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -338,6 +346,7 @@ def apply_batch(
             app_transactions=[Transaction(a, n) for a in apps],
             custom_metadata={"pitchside.batch": str(n), "pitchside.files": str(len(files))},
         )
+        crash_point("merging", run.batches)
         for attempt in range(COMMIT_ATTEMPTS):
             try:
                 inserted, updated = merge_batch(dt, spec, arrow_batch.dedup(batch, spec), commit)

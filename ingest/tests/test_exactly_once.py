@@ -116,6 +116,55 @@ def test_a_runner_killed_at_each_point_then_restarted_equals_an_uninterrupted_ru
     assert rc == 0 and state(target) == want_state and commits(target) == want_commits
 
 
+def orphans(table: Path) -> set[Path]:
+    """Data files under a Delta table that no commit names: what a MERGE killed
+    after writing its files and before its commit leaves behind."""
+    named = {Path(uri.removeprefix("file://")).resolve() for uri in DeltaTable(str(table)).file_uris()}
+    return {p.resolve() for p in table.rglob("*.parquet")
+            if "_delta_log" not in p.parts and "_change_data" not in p.parts} - named
+
+
+def alerts_over_many_days(root: Path) -> Path:
+    """Four alerts files over about 150 days (so a MERGE writes about 150 partition
+    files, and takes long enough to be killed inside); file 3 re-delivers file 1."""
+    store = root / "store"
+    for seq in (1, 2, 3, 4):
+        base = 1 if seq == 3 else seq
+        rows = [synthetic.alert(f"d-{i % 40}", (base * 7 + i) * 37, 30.0 + i % 9, delivery_id=seq)
+                for i in range(3000)]
+        synthetic.write_file(store, "alerts", seq, rows)
+    return store
+
+
+def test_a_runner_killed_inside_a_merge_then_restarted_equals_an_uninterrupted_run(tmp_path):
+    """SIGKILL some time after the second MERGE began, the time halved towards the
+    moment its data files are written and not yet committed, until a kill lands
+    there; after every kill, a restart gives the uninterrupted run's table."""
+    store = alerts_over_many_days(tmp_path)
+    args = {"files_per_batch": 2, "extra": ("--table", "alerts")}
+    rc, out = finish(runner(store, tmp_path / "reference", **args))
+    assert rc == 0, out
+    want = state(tmp_path / "reference")["alerts"], commits(tmp_path / "reference")["alerts"]
+    early, late, landed = 0.0, 0.4, []
+    while "inside" not in landed and len(landed) < 12:
+        delay = (early + late) / 2
+        target = tmp_path / f"kill-{len(landed)}"
+        finish(runner(store, target, crash=f"merging:2:{delay}", **args))
+        table = target / "alerts"
+        if orphans(table):
+            landed.append("inside")  # files written, no commit names them
+        elif DeltaTable(str(table)).version() == want[1]:
+            landed.append("after")  # committed (or the run was over)
+            late = delay
+        else:
+            landed.append("before")
+            early = delay
+        rc, out = finish(runner(store, target, **args))
+        assert rc == 0, out
+        assert (state(target)["alerts"], commits(target)["alerts"]) == want, (delay, landed)
+    assert landed[-1] == "inside", landed
+
+
 def test_a_re_delivered_file_changes_nothing(tmp_path):
     store = two_part_store(tmp_path)
     target = tmp_path / "delta"
