@@ -45,9 +45,9 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 from deltalake import CommitProperties, DeltaTable, Transaction
 from deltalake import Field as DeltaField
-from deltalake.exceptions import CommitFailedError
 
 from . import arrow_batch
+from .conflicts import retry_conflicts
 from .merge import SOURCE_ALIAS, TARGET_ALIAS, matched_update_condition, merge_predicate
 from .tables import PARTITION_COLUMNS, TABLE_NAMES, TableSpec, table
 
@@ -56,9 +56,6 @@ log = logging.getLogger("pitchside_ingest.local_runner")
 LOG_DIR = "_ingest_log"
 
 APP_ID_PREFIX = "pitchside"
-
-COMMIT_ATTEMPTS = 5
-"""MERGE attempts of one batch when concurrent commits (another runner) conflict."""
 
 CRASH_ENV = "PITCHSIDE_INGEST_CRASH_AT"
 """Tests only: `POINT[:N[:SECONDS]]` kills this process with SIGKILL at POINT of
@@ -332,39 +329,37 @@ def apply_batch(
     runner that got there first) only the log is written.
     """
     apps = sorted({app_id(spec, f) for f in files})
-    dt = open_table(target, spec)
     run.batches += 1
-    if committed(dt, apps, n):
-        run.batches_already_committed += 1
-    else:
-        parts = [
-            arrow_batch.enrich(arrow_batch.read_gateway_file(f.path, spec, fs), spec, f.path)
-            for f in files
-        ]
-        batch = pa.concat_tables(parts)
+    batch: pa.Table | None = None
+    rows_read = 0
+
+    def attempt() -> None:
+        nonlocal batch, rows_read
+        dt = open_table(target, spec)
+        if committed(dt, apps, n):
+            # After a crash past the commit, or a racing runner's commit of batch n.
+            run.batches_already_committed += 1
+            return
+        if batch is None:
+            parts = [
+                arrow_batch.enrich(arrow_batch.read_gateway_file(f.path, spec, fs), spec, f.path)
+                for f in files
+            ]
+            read = pa.concat_tables(parts)
+            rows_read = read.num_rows
+            batch = arrow_batch.dedup(read, spec)
+            crash_point("merging", run.batches)
         commit = CommitProperties(
             app_transactions=[Transaction(a, n) for a in apps],
             custom_metadata={"pitchside.batch": str(n), "pitchside.files": str(len(files))},
         )
-        crash_point("merging", run.batches)
-        for attempt in range(COMMIT_ATTEMPTS):
-            try:
-                inserted, updated = merge_batch(dt, spec, arrow_batch.dedup(batch, spec), commit)
-            except CommitFailedError:
-                # A concurrent commit: a racing runner's. If it was batch n, we are
-                # done; else merge again on the new snapshot.
-                dt = open_table(target, spec)
-                if committed(dt, apps, n):
-                    run.batches_already_committed += 1
-                    break
-                if attempt == COMMIT_ATTEMPTS - 1:
-                    raise
-            else:
-                run.files += len(files)
-                run.rows_read += batch.num_rows
-                run.rows_inserted += inserted
-                run.rows_updated += updated
-                break
+        inserted, updated = merge_batch(dt, spec, batch, commit)
+        run.files += len(files)
+        run.rows_read += rows_read
+        run.rows_inserted += inserted
+        run.rows_updated += updated
+
+    retry_conflicts(attempt, f"{spec.name} batch {n}")
     crash_point("committed", run.batches)
     ingest_log.add(files)
 

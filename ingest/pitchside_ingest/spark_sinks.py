@@ -14,6 +14,7 @@ import logging
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from .conflicts import retry_conflicts
 from .ddl import create_reference_table_sql, create_table_sql
 from .merge import merge_sql
 from .spark_batch import table_schema
@@ -23,7 +24,6 @@ log = logging.getLogger("pitchside_ingest.spark_sinks")
 
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
-
 
 def path_exists(spark: SparkSession, path: str) -> bool:
     """Whether a file or folder exists, through Spark's Hadoop filesystems.
@@ -88,13 +88,14 @@ class DeltaSink:
         view = f"pitchside_batch_{spec.name}"
         batch.createOrReplaceTempView(view)
         spark = batch.sparkSession
+        sql = merge_sql(spec, self.table_name(spec), view)
         if txn is None:
-            spark.sql(merge_sql(spec, self.table_name(spec), view))
+            retry_conflicts(lambda: spark.sql(sql), spec.name)
             return
         spark.conf.set(TXN_APP_ID_CONF, txn[0])
         spark.conf.set(TXN_VERSION_CONF, str(txn[1]))
         try:
-            spark.sql(merge_sql(spec, self.table_name(spec), view))
+            retry_conflicts(lambda: spark.sql(sql), f"{spec.name} batch {txn[1]}")
         finally:
             spark.conf.unset(TXN_APP_ID_CONF)
             spark.conf.unset(TXN_VERSION_CONF)

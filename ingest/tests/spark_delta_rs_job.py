@@ -24,6 +24,7 @@ from deltalake import CommitProperties, Transaction  # noqa: E402
 
 from pitchside_ingest import arrow_batch, local_runner  # noqa: E402
 from pitchside_ingest.spark_job import JobOptions, run  # noqa: E402
+from pitchside_ingest.conflicts import is_conflict, retry_conflicts  # noqa: E402
 
 
 def crash(point: str, table: str, batch_id: int) -> None:
@@ -42,16 +43,25 @@ class DeltaRsSink:
 
     def merge(self, batch, spec, txn=None) -> None:
         app, version = txn
-        dt = local_runner.open_table(self.target, spec)
-        committed = dt.transaction_version(app)
-        print(f"BATCH {spec.name} {version} app={app} committed={committed}", flush=True)
-        if committed is not None and committed >= version:
-            print(f"SKIPPED {spec.name} {version}", flush=True)  # what Delta does with txnAppId/txnVersion
-            return
         rows = pa.Table.from_pylist([r.asDict() for r in batch.collect()], schema=arrow_batch.table_schema(spec))
-        crash("before_commit", spec.name, version)
-        local_runner.merge_batch(dt, spec, rows, CommitProperties(app_transactions=[Transaction(app, version)]))
-        crash("after_commit", spec.name, version)
+
+        def attempt() -> None:
+            dt = local_runner.open_table(self.target, spec)
+            committed = dt.transaction_version(app)
+            print(f"BATCH {spec.name} {version} app={app} committed={committed}", flush=True)
+            if committed is not None and committed >= version:
+                print(f"SKIPPED {spec.name} {version}", flush=True)  # what Delta does with txnAppId/txnVersion
+                return
+            crash("before_commit", spec.name, version)
+            try:
+                local_runner.merge_batch(dt, spec, rows, CommitProperties(app_transactions=[Transaction(app, version)]))
+            except Exception as error:
+                if is_conflict(error):
+                    print(f"CONFLICT {spec.name} {version}", flush=True)
+                raise
+            crash("after_commit", spec.name, version)
+
+        retry_conflicts(attempt, f"{spec.name} batch {version}")
 
 
 def main(source: str, target: str, checkpoint: str, *tables: str) -> None:

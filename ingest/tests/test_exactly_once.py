@@ -307,6 +307,60 @@ def test_spark_job_killed_then_restarted_from_its_checkpoint_equals_an_uninterru
         assert "SKIPPED" not in out, out
 
 
+def test_two_spark_jobs_racing_on_one_target_equal_one_run(spark_reference, tmp_path):
+    """Two streams (their own checkpoints, so their own app ids) ingest the same
+    store into one target at once, a file per micro-batch: a commit one loses to
+    the other is merged again (`retry_conflicts`), and the MERGE keys keep the
+    second stream's rows from doubling the first's."""
+    store = two_part_store(tmp_path)
+    target = tmp_path / "delta"
+    env = {**os.environ, "TZ": "UTC", "PYSPARK_PYTHON": sys.executable}
+    env.pop("SPARK_JOB_CRASH", None)
+    procs = [subprocess.Popen(
+        [sys.executable, str(INGEST / "tests" / "spark_delta_rs_job.py"), str(store), str(target),
+         str(tmp_path / f"checkpoint-{k}"), *SPARK_TABLES],
+        cwd=INGEST, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in (1, 2)]
+    outs = [finish(p) for p in procs]
+    for rc, out in outs:
+        assert rc == 0, out
+    assert spark_state(target) == spark_reference[0]
+    apps = {ln.split("app=")[1].split()[0] for _, out in outs for ln in out.splitlines() if ln.startswith("BATCH ")}
+    assert len(apps) == 2 * len(SPARK_TABLES), apps  # two streams, each with its own app id per table
+
+
+def test_only_a_lost_commit_race_is_merged_again():
+    from pitchside_ingest.conflicts import MERGE_ATTEMPTS, is_conflict, retry_conflicts
+
+    class CommitFailedError(Exception):
+        pass
+
+    # How Spark surfaces Delta's exception: wrapped, the Java class in the text.
+    wrapped = RuntimeError("An error occurred while calling o87.sql.\n: "
+                           "io.delta.exceptions.ConcurrentAppendException: Files were added to partition")
+    assert is_conflict(wrapped) and is_conflict(CommitFailedError("version 3 exists"))
+    assert not is_conflict(ValueError("NOT NULL constraint violated for column: spool_evictions"))
+
+    calls = []
+
+    def merge(errors):
+        def attempt():
+            calls.append(1)
+            if errors:
+                raise errors.pop(0)
+        return attempt
+
+    retry_conflicts(merge([wrapped, CommitFailedError("taken")]), "alerts")
+    assert len(calls) == 3
+    calls.clear()
+    with pytest.raises(ValueError):
+        retry_conflicts(merge([ValueError("bad file")]), "alerts")
+    assert len(calls) == 1
+    calls.clear()
+    with pytest.raises(CommitFailedError):
+        retry_conflicts(merge([CommitFailedError("taken")] * MERGE_ATTEMPTS), "alerts")
+    assert len(calls) == MERGE_ATTEMPTS
+
+
 def test_delta_sink_sets_the_transaction_confs_only_around_its_merge():
     """`DeltaSink.merge` with a transaction: the session confs Delta reads for a
     MERGE (delta-spark >= 2.3, Databricks) are set while the MERGE runs, then unset."""
