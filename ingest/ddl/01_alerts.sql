@@ -26,5 +26,6 @@ USING DELTA
 PARTITIONED BY (venue_id, date)
 COMMENT 'Rolling z-score alerts (SPEC §2) with the player, zone or delivery (SPEC §10), one row per alert_id. MERGE key: (alert_id), insert-only.'
 TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false',
   'delta.enableChangeDataFeed' = 'true'
 );

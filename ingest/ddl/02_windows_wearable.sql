@@ -23,4 +23,7 @@ CREATE TABLE IF NOT EXISTS pitchside.windows_wearable (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT '1-minute wearable windows per match and player (SPEC §3). MERGE key: (venue_id, gateway_id, match_id, player_id, window_start), upsert-newer.';
+COMMENT '1-minute wearable windows per match and player (SPEC §3). MERGE key: (venue_id, gateway_id, match_id, player_id, window_start), upsert-newer.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

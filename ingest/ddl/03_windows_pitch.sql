@@ -24,4 +24,7 @@ CREATE TABLE IF NOT EXISTS pitchside.windows_pitch (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT '1-minute pitch windows per match (SPEC §3). MERGE key: (venue_id, gateway_id, match_id, window_start), upsert-newer.';
+COMMENT '1-minute pitch windows per match (SPEC §3). MERGE key: (venue_id, gateway_id, match_id, window_start), upsert-newer.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

@@ -19,4 +19,7 @@ CREATE TABLE IF NOT EXISTS pitchside.windows_crowd (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT '1-minute crowd windows per match and zone (SPEC §3). MERGE key: (venue_id, gateway_id, match_id, zone_id, window_start), upsert-newer.';
+COMMENT '1-minute crowd windows per match and zone (SPEC §3). MERGE key: (venue_id, gateway_id, match_id, zone_id, window_start), upsert-newer.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

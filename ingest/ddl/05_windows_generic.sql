@@ -16,4 +16,7 @@ CREATE TABLE IF NOT EXISTS pitchside.windows_generic (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT '1-minute generic-sensor windows per device and metric (SPEC §3). MERGE key: (venue_id, gateway_id, device_id, metric, window_start), upsert-newer.';
+COMMENT '1-minute generic-sensor windows per device and metric (SPEC §3). MERGE key: (venue_id, gateway_id, device_id, metric, window_start), upsert-newer.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

@@ -19,5 +19,6 @@ USING DELTA
 PARTITIONED BY (venue_id, date)
 COMMENT 'Fatigue alerts from wearable windows (SPEC §4), one row per alert_id. MERGE key: (alert_id), insert-only.'
 TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false',
   'delta.enableChangeDataFeed' = 'true'
 );

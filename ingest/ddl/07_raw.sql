@@ -16,4 +16,7 @@ CREATE TABLE IF NOT EXISTS pitchside.raw (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT 'Every accepted, non-duplicate reading, long format (SPEC §5). MERGE key: (venue_id, gateway_id, sensor, device_id, metric, event_time), insert-only.';
+COMMENT 'Every accepted, non-duplicate reading, long format (SPEC §5). MERGE key: (venue_id, gateway_id, sensor, device_id, metric, event_time), insert-only.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

@@ -17,4 +17,7 @@ CREATE TABLE IF NOT EXISTS pitchside.late (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT 'Readings of late events with the watermark they missed (SPEC §3). MERGE key: (venue_id, gateway_id, sensor, device_id, metric, event_time), insert-only.';
+COMMENT 'Readings of late events with the watermark they missed (SPEC §3). MERGE key: (venue_id, gateway_id, sensor, device_id, metric, event_time), insert-only.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

@@ -13,4 +13,7 @@ CREATE TABLE IF NOT EXISTS pitchside.rejects (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT 'Rejected input with reason code and raw bytes (SPEC §1). MERGE key: (venue_id, gateway_id, source, received_at, reason, payload, occurrence), insert-only.';
+COMMENT 'Rejected input with reason code and raw bytes (SPEC §1). MERGE key: (venue_id, gateway_id, source, received_at, reason, payload, occurrence), insert-only.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

@@ -31,4 +31,7 @@ CREATE TABLE IF NOT EXISTS pitchside.progress (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT 'Gateway progress rows every metrics.progress_interval (SPEC §6). MERGE key: (venue_id, gateway_id, timestamp), insert-only.';
+COMMENT 'Gateway progress rows every metrics.progress_interval (SPEC §6). MERGE key: (venue_id, gateway_id, timestamp), insert-only.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

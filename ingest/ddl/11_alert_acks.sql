@@ -13,5 +13,6 @@ USING DELTA
 PARTITIONED BY (venue_id, date)
 COMMENT 'Acknowledgements of alerts on the venue console (SPEC §10), one row per ack. MERGE key: (venue_id, gateway_id, alert_id, by, acked_at), insert-only.'
 TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false',
   'delta.enableChangeDataFeed' = 'true'
 );

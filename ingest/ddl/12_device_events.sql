@@ -16,5 +16,6 @@ USING DELTA
 PARTITIONED BY (venue_id, date)
 COMMENT 'Device health events (SPEC §10): a device went silent, or came back. MERGE key: (venue_id, gateway_id, sensor, device_id, event, at), insert-only.'
 TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false',
   'delta.enableChangeDataFeed' = 'true'
 );

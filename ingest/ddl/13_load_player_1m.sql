@@ -34,4 +34,7 @@ CREATE TABLE IF NOT EXISTS pitchside.load_player_1m (
 )
 USING DELTA
 PARTITIONED BY (venue_id, date)
-COMMENT 'Player load per match, player and minute: HR zones, TRIMP, distance, sprints (SPEC §11). MERGE key: (venue_id, gateway_id, match_id, player_id, window_start), upsert-newer.';
+COMMENT 'Player load per match, player and minute: HR zones, TRIMP, distance, sprints (SPEC §11). MERGE key: (venue_id, gateway_id, match_id, player_id, window_start), upsert-newer.'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

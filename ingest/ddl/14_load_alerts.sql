@@ -21,5 +21,6 @@ USING DELTA
 PARTITIONED BY (venue_id, date)
 COMMENT 'Player load rule alerts (SPEC §11): a [[load.rules]] entry fired for a player, one row per alert_id. MERGE key: (alert_id), insert-only.'
 TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false',
   'delta.enableChangeDataFeed' = 'true'
 );

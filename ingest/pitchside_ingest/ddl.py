@@ -143,7 +143,11 @@ def create_table_sql(spec: TableSpec, qualified_name: str) -> str:
         if comment:
             line += f" COMMENT '{comment}'"
         cols.append(line)
-    props = ["  'delta.enableChangeDataFeed' = 'true'"] if spec.change_data_feed else []
+    # Off on purpose, and said so: Databricks may turn them on for new tables by a
+    # workspace setting, and delta-rs's Arrow reader refuses such tables (README).
+    props = ["  'delta.enableDeletionVectors' = 'false'"]
+    if spec.change_data_feed:
+        props.append("  'delta.enableChangeDataFeed' = 'true'")
     key = ", ".join(spec.key)
     parts = [
         f"CREATE TABLE IF NOT EXISTS {qualified_name} (",
@@ -152,9 +156,10 @@ def create_table_sql(spec: TableSpec, qualified_name: str) -> str:
         "USING DELTA",
         f"PARTITIONED BY ({', '.join(PARTITION_COLUMNS)})",
         f"COMMENT '{spec.comment} MERGE key: ({key}), {spec.mode.replace('_', '-')}.'",
+        "TBLPROPERTIES (",
+        ",\n".join(props),
+        ")",
     ]
-    if props:
-        parts += ["TBLPROPERTIES (", ",\n".join(props), ")"]
     return "\n".join(parts)
 
 

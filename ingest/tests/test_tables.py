@@ -155,6 +155,25 @@ def test_change_data_feed_is_on_for_the_alert_and_device_event_tables_only():
                for i, t in enumerate(TABLE_NAMES, start=1))
 
 
+def test_deletion_vectors_stay_off_while_delta_rs_cannot_read_them_into_arrow(tmp_path):
+    """README "Table properties": the MERGEs update rows in five tables, where
+    deletion vectors would save rewriting files, but a table with the feature is
+    refused by delta-rs's Arrow reader (`to_pyarrow_table`, what polars and most
+    Python readers use). When this starts failing, delta-rs reads them: turn
+    them on for the windows tables and load_player_1m."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaProtocolError
+
+    files = ddl.ddl_files()
+    off = {n for n, text in files.items() if "'delta.enableDeletionVectors' = 'false'" in text}
+    assert off == {f"{i:02d}_{t}.sql" for i, t in enumerate(TABLE_NAMES, start=1)}
+    path = str(tmp_path / "dv")
+    schema = pa.schema([("k", pa.int64())])
+    DeltaTable.create(path, schema=schema, configuration={"delta.enableDeletionVectors": "true"})
+    with pytest.raises(DeltaProtocolError, match="deletionVectors"):
+        DeltaTable(path).to_pyarrow_table()
+
+
 def test_merge_statements_and_ddl_parse_in_spark(spark):
     """Spark's own SQL parser accepts every MERGE, CREATE TABLE and view (no Delta jars needed)."""
     parser = spark._jsparkSession.sessionState().sqlParser()
