@@ -11,7 +11,15 @@ minutes) in the gateway's schema and layout, then times
 * a plain Spark append of the same files (read with the file schema, append to
   Parquet: no MERGE, no de-duplication; Delta jars are not available here),
 
-and prints files/s and rows/s for each. Numbers are for this machine only.
+and prints files/s and rows/s for each. Then it writes the next
+`--increment-minutes` of files (what a job scheduled every few minutes finds)
+and times the runner's incremental run against the tables now holding the day.
+Numbers are for this machine only.
+
+With `--replay BINARY` the day is the gateway's own output instead: for each
+minute, `BINARY simulate` (the demo venue's sensors at `--rate` events/s) piped
+into `BINARY replay --config ../config/demo.toml --output STORE`, so every
+table the gateway writes gets a file a minute, as when it flushes each minute.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,26 +46,32 @@ from pitchside_ingest.tables import table  # noqa: E402
 VENUE, GATEWAY = "bench", "gw-1"
 DAY = datetime(2026, 11, 29, tzinfo=timezone.utc)
 TABLES = ("raw", "windows_wearable", "progress", "alerts")
+DEMO_CONFIG = Path(__file__).resolve().parents[2] / "config" / "demo.toml"
 
 
 def write(store: Path, name: str, seq: int, rows: list[dict]) -> None:
-    folder = store / name / f"venue_id={VENUE}" / f"date={DAY:%Y-%m-%d}"
+    first = rows[0][table(name).time_column]
+    folder = store / name / f"venue_id={VENUE}" / f"date={first:%Y-%m-%d}"
     folder.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=file_schema(table(name))),
                    folder / f"{GATEWAY}-{seq:012d}.parquet", compression="zstd")
 
 
-def make_day(store: Path, minutes: int, raw_per_minute: int) -> dict[str, int]:
+def make_minutes(store: Path, start: int, minutes: int, raw_per_minute: int,
+                 seq: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """Files of minutes [start, start + minutes); `seq` (per table) goes on from
+    where the last call left it. Returns the files and rows written per table."""
     gw = {"venue_id": VENUE, "gateway_id": GATEWAY}
-    seq = {n: 0 for n in TABLES}
+    files = {n: 0 for n in TABLES}
     rows = {n: 0 for n in TABLES}
 
     def put(name, data):
         write(store, name, seq[name], data)
         seq[name] += 1
+        files[name] += 1
         rows[name] += len(data)
 
-    for m in range(minutes):
+    for m in range(start, start + minutes):
         t0 = DAY + timedelta(minutes=m)
         step = 60_000_000 // raw_per_minute
         put("raw", [{**gw, "sensor": "wearable", "device_id": f"band-{i % 22:02d}", "metric": "heart_rate",
@@ -79,7 +94,33 @@ def make_day(store: Path, minutes: int, raw_per_minute: int) -> dict[str, int]:
                             "device_id": "band-01", "metric": "heart_rate", "value": 199.0, "z_score": 5.0,
                             "baseline_mean": 140.0, "baseline_std": 10.0, "baseline_count": 60, "match_id": 1,
                             "event_time": t0, "detected_at": t0}])
-    return {n: seq[n] for n in TABLES}, rows
+    return files, rows
+
+
+def replay_minutes(store: Path, binary: str, start: int, minutes: int, rate: int) -> tuple[dict, dict]:
+    """The gateway's output for minutes [start, start + minutes): one replay a minute
+    into `store` (each replay continues every table's seq). Returns the files and
+    rows it added per table."""
+    before = store_contents(store)
+    for m in range(start, start + minutes):
+        t = (DAY + timedelta(minutes=m)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        lines = subprocess.run([binary, "simulate", "--count", str(rate * 60), "--rate", str(rate), "--start", t,
+                                "--seed", str(m)], check=True, capture_output=True).stdout
+        subprocess.run([binary, "replay", "--config", str(DEMO_CONFIG), "--input", "-", "--output", str(store)],
+                       input=lines, check=True, capture_output=True)
+    after = store_contents(store)
+    files = {n: after[n][0] - before.get(n, (0, 0))[0] for n in after}
+    rows = {n: after[n][1] - before.get(n, (0, 0))[1] for n in after}
+    return files, rows
+
+
+def store_contents(store: Path) -> dict[str, tuple[int, int]]:
+    """Per table folder: (files, rows)."""
+    out = {}
+    for folder in sorted(p for p in store.iterdir() if p.is_dir()) if store.exists() else []:
+        paths = list(folder.rglob("*.parquet"))
+        out[folder.name] = (len(paths), sum(pq.ParquetFile(p).metadata.num_rows for p in paths))
+    return out
 
 
 def spark_append(store: Path, out: Path) -> float:
@@ -93,7 +134,7 @@ def spark_append(store: Path, out: Path) -> float:
     spark.sparkContext.setLogLevel("ERROR")
     spark.range(1).collect()  # start-up is not ingest
     start = time.perf_counter()
-    for name in TABLES:
+    for name in (p.name for p in sorted(store.iterdir()) if p.is_dir()):
         (spark.read.schema(spark_schema(table(name))).option("recursiveFileLookup", "true")
          .parquet(str(store / name)).write.mode("append").parquet(str(out / name)))
     took = time.perf_counter() - start
@@ -105,22 +146,42 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=int, default=1440)
     ap.add_argument("--raw-per-minute", type=int, default=3000)
+    ap.add_argument("--increment-minutes", type=int, default=5)
+    ap.add_argument("--replay", metavar="BINARY", help="the day from `BINARY simulate | BINARY replay`")
+    ap.add_argument("--rate", type=int, default=50, help="events/s simulated, with --replay")
     ap.add_argument("--workdir", default=None)
     a = ap.parse_args()
     work = Path(a.workdir or tempfile.mkdtemp(prefix="pitchside-bench-"))
     store = work / "store"
     shutil.rmtree(work, ignore_errors=True)
-    files, rows = make_day(store, a.minutes, a.raw_per_minute)
+    seq = {n: 0 for n in TABLES}
+
+    def day_part(start: int, minutes: int) -> tuple[dict, dict]:
+        if a.replay:
+            return replay_minutes(store, a.replay, start, minutes, a.rate)
+        return make_minutes(store, start, minutes, a.raw_per_minute, seq)
+
+    files, rows = day_part(0, a.minutes)
     n_files, n_rows = sum(files.values()), sum(rows.values())
     print(f"one day: {a.minutes} minutes, {n_files} files, {n_rows} rows ({files}, rows {rows})")
 
     start = time.perf_counter()
-    local_runner.run(str(store), work / "delta", TABLES)
+    local_runner.run(str(store), work / "delta", tuple(files))
     rs = time.perf_counter() - start
     sp = spark_append(store, work / "spark")
-    print(f"{'engine':<34}{'seconds':>9}{'files/s':>10}{'rows/s':>12}")
-    for label, took in (("delta-rs runner (MERGE, txn)", rs), ("Spark plain append (Parquet)", sp)):
-        print(f"{label:<34}{took:>9.1f}{n_files / took:>10.0f}{n_rows / took:>12.0f}")
+
+    more_files, more_rows = day_part(a.minutes, a.increment_minutes)
+    i_files, i_rows = sum(more_files.values()), sum(more_rows.values())
+    start = time.perf_counter()
+    local_runner.run(str(store), work / "delta", tuple(files))
+    inc = time.perf_counter() - start
+    print(f"then {a.increment_minutes} more minutes: {i_files} files, {i_rows} rows")
+
+    print(f"{'run':<44}{'seconds':>9}{'files/s':>10}{'rows/s':>12}")
+    for label, took, f, r in (("delta-rs runner, the day (MERGE, txn)", rs, n_files, n_rows),
+                              ("Spark plain append, the day (Parquet)", sp, n_files, n_rows),
+                              ("delta-rs runner, the next minutes (incremental)", inc, i_files, i_rows)):
+        print(f"{label:<44}{took:>9.2f}{f / took:>10.0f}{r / took:>12.0f}")
     shutil.rmtree(work, ignore_errors=True)
 
 

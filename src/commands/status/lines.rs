@@ -113,8 +113,8 @@ pub(super) fn output_lines(m: &BTreeMap<String, f64>) -> String {
     o
 }
 
-/// Device health and the console (SPEC §10); the console line only when
-/// it is on (it then reports its requests).
+/// Device health and the console (SPEC §10), player load (SPEC §11); the
+/// console line only when it is on (it then reports its requests).
 pub(super) fn venue_lines(m: &BTreeMap<String, f64>) -> String {
     let v = |k: &str| value(m, k);
     let mut o = String::new();
@@ -131,6 +131,15 @@ pub(super) fn venue_lines(m: &BTreeMap<String, f64>) -> String {
         } else {
             ""
         }
+    );
+    let _ = writeln!(
+        o,
+        "load        {} players; {} load alerts, {} forgotten, {} not on the roster, {} GPS jumps",
+        v("pitchside_load_players"),
+        v("pitchside_load_alerts_total"),
+        v("pitchside_load_evictions_total"),
+        v("pitchside_load_unrostered_players_total"),
+        v("pitchside_load_speed_glitches_total")
     );
     if m.contains_key("pitchside_console_requests_total") {
         let _ = writeln!(
@@ -206,9 +215,15 @@ mod tests {
              pitchside_device_events_total{event=\"silent\"} 3\n\
              pitchside_device_events_total{event=\"back\"} 1\npitchside_health_paused 1\n\
              pitchside_console_clients 4\npitchside_console_requests_total 80\n\
-             pitchside_console_unauthorized_total 2\n",
+             pitchside_console_unauthorized_total 2\n\
+             pitchside_load_players 22\npitchside_load_alerts_total 5\n\
+             pitchside_load_unrostered_players_total 1\npitchside_load_speed_glitches_total 3\n",
         );
         let text = venue_lines(&m);
+        assert!(
+            text.contains("22 players; 5 load alerts, 0 forgotten, 1 not on the roster, 3 GPS jumps"),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "29 tracked, 2 silent; 3 went silent, 1 came back, 0 forgotten (health PAUSED"

@@ -111,7 +111,7 @@ fn load(o: &mut Exposition, c: &PipelineCounters) {
     );
     o.counter(
         "pitchside_load_unrostered_players_total",
-        "Players seen that load.roster does not have (given the [load] defaults).",
+        "Admissions of players load.roster does not have (given the [load] defaults): once per player, again after an eviction.",
         c.load.unrostered,
     );
     o.counter(
