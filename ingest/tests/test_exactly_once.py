@@ -22,7 +22,7 @@ import pytest
 from deltalake import DeltaTable
 
 import synthetic
-from helpers import delta_contents
+from helpers import delta_contents, spark_contents
 from pitchside_ingest import local_runner
 from pitchside_ingest.tables import TABLE_NAMES
 
@@ -199,29 +199,37 @@ def test_a_deleted_ingest_log_never_makes_new_files_look_committed(tmp_path):
     assert dt.transaction_version(f"pitchside/{synthetic.VENUE}/gw-1/alerts") == 3
 
 
-def test_a_file_arriving_after_a_later_one_is_neither_lost_nor_doubled(tmp_path):
-    """gw-1's seq 2 lands after its seq 3 (and gw-2's seq 1) were committed."""
-    def write(store: Path, seqs: tuple[int, ...]) -> None:
-        for seq in seqs:
-            # seq 2 and 3 both carry minute 3: the newer file (3) must win whatever the arrival order.
-            synthetic.write_file(store, "windows_wearable", seq,
-                                 [synthetic.wearable_window(seq, 120.0 + seq), synthetic.wearable_window(3, 130.0 + seq)])
-            synthetic.write_file(store, "alerts", seq, [synthetic.alert(f"g-{seq}", seq, 30.0 + seq)])
-        gw2 = {**synthetic.alert("g-9", 9, 39.0), "gateway_id": "gw-2"}
-        synthetic.write_file(store, "alerts", 1, [gw2], gateway="gw-2")
+def write_seqs(store: Path, seqs: tuple[int, ...]) -> None:
+    """gw-1's files `seqs` (and gw-2's seq 1) of alerts and windows_wearable."""
+    for seq in seqs:
+        # seq 2 and 3 both carry minute 3: the newer file (3) must win whatever the arrival order.
+        synthetic.write_file(store, "windows_wearable", seq,
+                             [synthetic.wearable_window(seq, 120.0 + seq), synthetic.wearable_window(3, 130.0 + seq)])
+        synthetic.write_file(store, "alerts", seq, [synthetic.alert(f"g-{seq}", seq, 30.0 + seq)])
+    gw2 = {**synthetic.alert("g-9", 9, 39.0), "gateway_id": "gw-2"}
+    synthetic.write_file(store, "alerts", 1, [gw2], gateway="gw-2")
 
-    at_once = tmp_path / "at-once"
-    write(at_once, (1, 2, 3))
-    local_runner.run(str(at_once), tmp_path / "delta-at-once", ("alerts", "windows_wearable"))
 
-    late = tmp_path / "late"
-    write(late, (1, 3))
+def late_store(root: Path) -> Path:
+    """gw-1's seq 1 and 3, without seq 2 (it arrives later: `write_seqs(store, (2,))`)."""
+    late = root / "late"
+    write_seqs(late, (1, 3))
     (late / "alerts" / f"venue_id={synthetic.VENUE}").joinpath("x").mkdir()  # no effect: not a file
     for p in late.rglob("gw-1-000000000002.parquet"):
         p.unlink()
+    return late
+
+
+def test_a_file_arriving_after_a_later_one_is_neither_lost_nor_doubled(tmp_path):
+    """gw-1's seq 2 lands after its seq 3 (and gw-2's seq 1) were committed."""
+    at_once = tmp_path / "at-once"
+    write_seqs(at_once, (1, 2, 3))
+    local_runner.run(str(at_once), tmp_path / "delta-at-once", ("alerts", "windows_wearable"))
+
+    late = late_store(tmp_path)
     target = tmp_path / "delta-late"
     local_runner.run(str(late), target, ("alerts", "windows_wearable"))
-    write(late, (2,))  # seq 2 arrives now (the others are rewritten byte for byte: already logged)
+    write_seqs(late, (2,))  # seq 2 arrives now (the others are rewritten byte for byte: already logged)
     second = local_runner.run(str(late), target, ("alerts", "windows_wearable"))
     assert {n: r.files for n, r in second.items()} == {"alerts": 1, "windows_wearable": 1}
 
@@ -233,6 +241,27 @@ def test_a_file_arriving_after_a_later_one_is_neither_lost_nor_doubled(tmp_path)
     # Batch 2 carried only gw-1's seq 2: gw-1 moved to version 2, gw-2 stayed at 1.
     assert dt.transaction_version(f"pitchside/{synthetic.VENUE}/gw-1/alerts") == 2
     assert dt.transaction_version(f"pitchside/{synthetic.VENUE}/gw-2/alerts") == 1
+
+
+def test_spark_job_given_a_file_after_a_later_one_equals_delta_rs_given_all_at_once(spark, tmp_path):
+    """The same late seq 2 for the Spark job (one checkpoint, two runs): its file
+    source picks the file up in the next run, and the newer window still wins."""
+    from pitchside_ingest.spark_job import JobOptions, run
+
+    names = ("alerts", "windows_wearable")
+    at_once = tmp_path / "at-once"
+    write_seqs(at_once, (1, 2, 3))
+    local_runner.run(str(at_once), tmp_path / "delta-at-once", names)
+
+    late = late_store(tmp_path)
+    opts = JobOptions(source=str(late), target=str(tmp_path / "parquet"), checkpoint=str(tmp_path / "ck"),
+                      target_format="parquet", auto_loader=False, tables=names)
+    run(spark, opts)
+    write_seqs(late, (2,))
+    assert run(spark, opts) == {"alerts": 1, "windows_wearable": 2}  # rows of seq 2 only
+    got = spark_contents(spark, tmp_path / "parquet")
+    for name in names:
+        assert got[name] == delta_contents(tmp_path / "delta-at-once", name), name
 
 
 def test_three_runners_racing_on_one_target_equal_one_run(reference, tmp_path):
