@@ -221,7 +221,9 @@ mod tests {
         );
         let text = venue_lines(&m);
         assert!(
-            text.contains("22 players; 5 load alerts, 0 forgotten, 1 not on the roster, 3 GPS jumps"),
+            text.contains(
+                "22 players; 5 load alerts, 0 forgotten, 1 not on the roster, 3 GPS jumps"
+            ),
             "{text}"
         );
         assert!(
