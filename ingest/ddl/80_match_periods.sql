@@ -7,4 +7,7 @@ CREATE TABLE IF NOT EXISTS pitchside.match_periods (
   period_end   TIMESTAMP NOT NULL COMMENT 'when it ended (UTC, exclusive)'
 )
 USING DELTA
-COMMENT 'Periods of each match (halves, extra time), filled by the club from its fixtures; read by the view player_load_period. Key: (venue_id, match_id, period).';
+COMMENT 'Periods of each match (halves, extra time), filled by the club from its fixtures; read by the view player_load_period. Key: (venue_id, match_id, period).'
+TBLPROPERTIES (
+  'delta.enableDeletionVectors' = 'false'
+);

@@ -67,19 +67,21 @@ LEFT JOIN match_spin m
   AND m.match_id = f.match_id;
 
 CREATE OR REPLACE VIEW alerts_per_device_hour AS
--- Z-score alerts per device and UTC hour (all gateways of a venue together).
+-- Z-score alerts per device and UTC hour (all gateways of a venue together). The hour
+-- is cut from the epoch seconds, not with date_trunc, which cuts in the session's time
+-- zone (in Asia/Kolkata an hour would start at :30 UTC).
 SELECT
   venue_id,
   sensor,
   device_id,
-  date_trunc('HOUR', event_time) AS hour,
+  timestamp_seconds(unix_seconds(event_time) DIV 3600 * 3600) AS hour,
   COUNT(*) AS alerts,
   COUNT(DISTINCT metric) AS metrics,
   MAX(ABS(z_score)) AS max_abs_z_score,
   MIN(event_time) AS first_alert_at,
   MAX(event_time) AS last_alert_at
 FROM alerts
-GROUP BY venue_id, sensor, device_id, date_trunc('HOUR', event_time);
+GROUP BY venue_id, sensor, device_id, timestamp_seconds(unix_seconds(event_time) DIV 3600 * 3600);
 
 CREATE OR REPLACE VIEW alerts_per_player_match AS
 -- Z-score alerts per player and match (SPEC §10: an alert names the player of

@@ -127,6 +127,12 @@ def _column_comment(spec: TableSpec, name: str) -> str:
     return ""
 
 
+NO_DELETION_VECTORS = "  'delta.enableDeletionVectors' = 'false'"
+"""On every table, on purpose: Databricks may turn deletion vectors on for new
+tables by a workspace setting, and delta-rs's Arrow reader refuses such tables
+(README "On Databricks")."""
+
+
 def create_table_sql(spec: TableSpec, qualified_name: str) -> str:
     """`CREATE TABLE IF NOT EXISTS` for one table (no trailing semicolon).
 
@@ -143,9 +149,7 @@ def create_table_sql(spec: TableSpec, qualified_name: str) -> str:
         if comment:
             line += f" COMMENT '{comment}'"
         cols.append(line)
-    # Off on purpose, and said so: Databricks may turn them on for new tables by a
-    # workspace setting, and delta-rs's Arrow reader refuses such tables (README).
-    props = ["  'delta.enableDeletionVectors' = 'false'"]
+    props = [NO_DELETION_VECTORS]
     if spec.change_data_feed:
         props.append("  'delta.enableChangeDataFeed' = 'true'")
     key = ", ".join(spec.key)
@@ -185,6 +189,9 @@ def create_reference_table_sql(ref: ReferenceTable, qualified_name: str) -> str:
         ")",
         "USING DELTA",
         f"COMMENT '{ref.comment} Key: ({key}).'",
+        "TBLPROPERTIES (",
+        NO_DELETION_VECTORS,
+        ")",
     ])
 
 

@@ -119,6 +119,18 @@ def test_views_over_the_ingested_tables(spark, runs):
     assert math.isclose(day.daily_load, 5 * 55 / 60, rel_tol=1e-12) and math.isclose(day.acwr, 4.0, rel_tol=1e-12)
 
 
+def test_alerts_per_device_hour_is_a_utc_hour_whatever_the_session_time_zone(spark, runs):
+    spark_sinks.register_parquet_tables(spark, str(runs["target"]))
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    try:
+        views.create_views(spark, temporary=True)  # a view keeps the zone it was made in
+        starts = spark.sql("SELECT unix_seconds(hour) AS s FROM alerts_per_device_hour").collect()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        views.create_views(spark, temporary=True)
+    assert starts and all(r.s % 3600 == 0 for r in starts), starts
+
+
 def test_windows_files_without_gateway_downtime_ms_ingest_as_null(spark, tmp_path):
     import pyarrow.parquet as pq
 
