@@ -14,6 +14,7 @@ pub mod intern;
 pub mod json_pointer;
 pub mod log_limit;
 pub mod rng;
+pub mod slots;
 pub mod strftime;
 pub mod time;
 pub mod units;

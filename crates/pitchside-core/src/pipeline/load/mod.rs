@@ -19,7 +19,7 @@ pub use player::{Session, Sums};
 
 use crate::config::{LoadConfig, Profile};
 use crate::model::{Event, Identity, Micros};
-use crate::util::hash::FxHashMap;
+use crate::util::slots::Slots;
 use player::Player;
 use rules::Firing;
 use tracing::{info, warn};
@@ -90,7 +90,9 @@ pub struct PlayerLoadStatus {
 pub struct LoadTracker {
     /// `[load]`, as validated.
     p: LoadConfig,
-    players: FxHashMap<(i64, i64), Player>,
+    /// By `(match_id, player_id)`, densely (a hash map of ~500-byte states
+    /// took twice the memory at `max_players`).
+    players: Slots<(i64, i64), Player>,
     /// Updates so far: the order in which players were last updated.
     arrivals: u64,
     /// `(arrival, player)` of every update, oldest first: the stalest
@@ -108,7 +110,7 @@ impl LoadTracker {
     pub fn new(p: LoadConfig) -> LoadTracker {
         LoadTracker {
             p,
-            players: FxHashMap::default(),
+            players: Slots::default(),
             arrivals: 0,
             order: std::collections::VecDeque::new(),
             counters: LoadCounters::default(),
@@ -150,14 +152,12 @@ impl LoadTracker {
             return;
         };
         let key = (e.match_id, player_id);
-        if !self.players.contains_key(&key) {
-            self.admit(key);
-        }
-        self.arrivals += 1;
-        // Admitted just above.
-        let Some(pl) = self.players.get_mut(&key) else {
-            return;
+        let slot = match self.players.find(&key) {
+            Some(slot) => slot,
+            None => self.admit(key),
         };
+        self.arrivals += 1;
+        let pl = self.players.at_mut(slot);
         pl.touched = self.arrivals;
         self.order.push_back((self.arrivals, key));
         let added = pl.add(&self.p, &e.device_id, e.event_time, start, values);
@@ -193,7 +193,7 @@ impl LoadTracker {
     pub fn statuses(&self) -> Vec<PlayerLoadStatus> {
         let mut latest: std::collections::BTreeMap<i64, (&(i64, i64), &Player)> =
             Default::default();
-        for (k, pl) in &self.players {
+        for (k, pl) in self.players.iter() {
             let e = latest.entry(k.1).or_insert((k, pl));
             if pl.touched > e.1.touched {
                 *e = (k, pl);
@@ -252,8 +252,9 @@ impl LoadTracker {
             .collect()
     }
 
-    /// A new player: room made at the cap, its figures resolved.
-    fn admit(&mut self, key: (i64, i64)) {
+    /// A new player: room made at the cap, its figures resolved; returns
+    /// its slot.
+    fn admit(&mut self, key: (i64, i64)) -> u32 {
         if self.players.len() >= self.p.max_players {
             self.evict_stalest();
         }
@@ -270,7 +271,7 @@ impl LoadTracker {
                 );
             }
         }
-        self.players.insert(key, Player::new(profile));
+        self.players.insert(key, Player::new(profile))
     }
 
     /// Forgets the player updated longest ago.

@@ -15,11 +15,10 @@ impl LoadTracker {
         e.u64(self.counters.evictions);
         e.u64(self.counters.unrostered);
         e.u64(self.counters.speed_glitches);
-        let mut keys: Vec<_> = self.players.keys().copied().collect();
-        keys.sort_unstable();
-        e.u64(keys.len() as u64);
-        for k in keys {
-            let pl = &self.players[&k];
+        let mut players: Vec<_> = self.players.iter().collect();
+        players.sort_unstable_by_key(|(k, _)| **k);
+        e.u64(players.len() as u64);
+        for (k, pl) in players {
             e.i64(k.0);
             e.i64(k.1);
             e.u64(pl.touched);
