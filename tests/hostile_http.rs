@@ -260,11 +260,14 @@ fn a_stalled_console_at_8000_devices_holds_at_most_a_bounded_queue() {
     let req = format!("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{console}\r\n\r\n");
     reader.write_all(req.as_bytes()).unwrap();
     let counted = read.clone();
+    let closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let saw_close = closed.clone();
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 1 << 16];
         while let Ok(n @ 1..) = reader.read(&mut buf) {
             counted.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
         }
+        saw_close.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let peak_over = |secs: u64| {
         let start = Instant::now();
@@ -276,8 +279,20 @@ fn a_stalled_console_at_8000_devices_holds_at_most_a_bounded_queue() {
         peak
     };
     let base = peak_over(15);
+    // Healthy under 10x its bound: the reading console took more than ten
+    // times console.client_queue_bytes (1 MiB) through its queue, not dropped.
+    let read_alone = read.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        read_alone > 10 << 20,
+        "the reading console read only {read_alone} bytes in 15 s"
+    );
+    assert_eq!(gw.metric("pitchside_console_clients_dropped_total"), 0.0);
     let _stalled = common::console::stalled_stream(console);
     let peak = peak_over(45);
+    // Full under failure: the stalled one may be dropped, never the reader.
+    assert!(!closed.load(std::sync::atomic::Ordering::Relaxed));
+    assert!(read.load(std::sync::atomic::Ordering::Relaxed) > read_alone);
+    assert!(gw.metric("pitchside_console_clients_dropped_total") <= 1.0);
     eprintln!(
         "state doc {doc} bytes; peak RSS {base} KiB with one reading console (15 s), {peak} KiB with a stalled one too (45 s): +{} KiB; dropped {}",
         peak.saturating_sub(base),
